@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// npm start: local D1 migrations, a real SMTP inbox (maildev), `wrangler dev`, and a demo account.
+// Ports and the state directory can be moved with env vars (the benchmark runs its own copy).
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PORT = Number(process.env.PORT ?? 8787);
+const SMTP_PORT = Number(process.env.POSTCODE_SMTP_PORT ?? 1025);
+const INBOX_PORT = Number(process.env.POSTCODE_INBOX_PORT ?? 1080);
+const STATE_DIR = resolve(root, process.env.POSTCODE_STATE_DIR ?? '.wrangler/state');
+const DEMO_FILE = join(STATE_DIR, 'postcode-demo.json');
+const SKIP_INBOX = process.env.POSTCODE_NO_INBOX === '1';
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const baseUrl = `http://127.0.0.1:${PORT}`;
+const children = [];
+
+function log(message) {
+  process.stdout.write(`[postcode] ${message}\n`);
+}
+
+/** .dev.vars holds the local secrets; create it with fresh random values on first run. */
+function ensureDevVars() {
+  const path = join(root, '.dev.vars');
+  if (!existsSync(path)) {
+    writeFileSync(
+      path,
+      `ADMIN_TOKEN=${randomBytes(24).toString('hex')}\nOTP_PEPPER=${randomBytes(32).toString('hex')}\nSMTP_PASSWORD=\n`,
+    );
+    log('wrote .dev.vars with a new ADMIN_TOKEN and OTP_PEPPER');
+  }
+  const vars = Object.fromEntries(
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('=') && !line.trim().startsWith('#'))
+      .map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1).trim()]),
+  );
+  if (!vars.ADMIN_TOKEN) throw new Error('.dev.vars has no ADMIN_TOKEN');
+  return vars;
+}
+
+function start(name, command, args, env = {}) {
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const prefix = (chunk) =>
+    chunk
+      .toString()
+      .split('\n')
+      .filter((line) => line.trim())
+      .forEach((line) => process.stdout.write(`[${name}] ${line}\n`));
+  child.stdout.on('data', prefix);
+  child.stderr.on('data', prefix);
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      log(`${name} exited (${signal ?? code}); stopping`);
+      stop(1);
+    }
+  });
+  children.push(child);
+  return child;
+}
+
+let stopping = false;
+function stop(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) child.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 500).unref();
+}
+process.on('SIGINT', () => stop(0));
+process.on('SIGTERM', () => stop(0));
+
+async function waitFor(url, what, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} did not come up at ${url}`);
+}
+
+async function api(path, { method = 'GET', token, body } = {}) {
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+/** Reuses the demo account from an earlier run if its key still works, otherwise issues a new one. */
+async function ensureDemoAccount(adminToken) {
+  if (existsSync(DEMO_FILE)) {
+    const demo = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
+    if ((await api('/api/v1/emails?limit=1', { token: demo.mailKey })).status === 200) return demo;
+  }
+  const admin = (path, body) => api(path, { method: 'POST', token: adminToken, body });
+  const account = (await admin('/admin/v1/accounts', { name: 'Demo account' })).json.data;
+  const mailKey = (await admin(`/admin/v1/accounts/${account.id}/api-keys`, { scopes: ['mail_api'], name: 'demo mail' })).json.data;
+  const otpKey = (await admin(`/admin/v1/accounts/${account.id}/api-keys`, { scopes: ['server_otp'], name: 'demo server otp' })).json.data;
+  const token = (await admin(`/admin/v1/accounts/${account.id}/otp-tokens`, { allowedIps: [] })).json.data;
+  const sender = (await admin(`/admin/v1/accounts/${account.id}/senders`, { email: 'hello@demo.postcode.dev', name: 'Demo Sender' })).json.data;
+  const demo = {
+    accountId: account.id,
+    mailKey: mailKey.key,
+    serverOtpKey: otpKey.key,
+    publicOtpToken: token.token,
+    analyticsSecret: token.analyticsSecret,
+    senderEmailId: sender.id,
+  };
+  mkdirSync(STATE_DIR, { recursive: true });
+  writeFileSync(DEMO_FILE, JSON.stringify(demo, null, 2));
+  return demo;
+}
+
+async function main() {
+  const vars = ensureDevVars();
+  const quiet = process.env.POSTCODE_QUIET === '1';
+  log('applying D1 migrations (local)');
+  const migrate = spawnSync(bin('wrangler'), ['d1', 'migrations', 'apply', 'postcode', '--local', '--persist-to', STATE_DIR], {
+    cwd: root,
+    env: { ...process.env, CI: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+    stdio: quiet ? 'ignore' : 'inherit',
+  });
+  if (migrate.status !== 0) throw new Error('D1 migrations failed');
+
+  if (!SKIP_INBOX) {
+    start('inbox', bin('maildev'), ['--smtp', String(SMTP_PORT), '--web', String(INBOX_PORT), '--ip', '127.0.0.1', '--silent']);
+    await waitFor(`http://127.0.0.1:${INBOX_PORT}/email`, 'maildev');
+  }
+
+  const wranglerArgs = ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--persist-to', STATE_DIR,
+    '--show-interactive-dev-session=false', '--log-level', quiet ? 'error' : 'info',
+    '--var', `SMTP_HOST:127.0.0.1`, '--var', `SMTP_PORT:${SMTP_PORT}`, '--var', 'SMTP_SECURE:none',
+    '--var', `PUBLIC_BASE_URL:${baseUrl}`];
+  for (const extra of (process.env.POSTCODE_EXTRA_VARS ?? '').split(',').filter(Boolean)) wranglerArgs.push('--var', extra);
+  start('wrangler', bin('wrangler'), wranglerArgs, { CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false' });
+  await waitFor(`${baseUrl}/health`, 'wrangler dev');
+
+  const demo = await ensureDemoAccount(vars.ADMIN_TOKEN);
+  mkdirSync(STATE_DIR, { recursive: true });
+  writeFileSync(join(STATE_DIR, 'postcode-ready.json'), JSON.stringify({ baseUrl, adminToken: vars.ADMIN_TOKEN, ...demo }));
+  log('ready');
+  console.log(`
+  postcode is running at ${baseUrl}
+  inbox (maildev):       ${SKIP_INBOX ? '(disabled)' : `http://127.0.0.1:${INBOX_PORT}`}
+
+  demo account:          ${demo.accountId}
+  mail key (mail_api):   ${demo.mailKey}
+  server OTP key:        ${demo.serverOtpKey}
+  public OTP token:      ${demo.publicOtpToken}
+  analytics secret:      ${demo.analyticsSecret}
+  verified sender id:    ${demo.senderEmailId}
+  admin token:           in .dev.vars (ADMIN_TOKEN)
+
+  Try: curl -s ${baseUrl}/api/v1/emails -H "Authorization: Bearer ${demo.mailKey}"
+  Ctrl-C stops everything.
+`);
+}
+
+main().catch((error) => {
+  console.error(`[postcode] ${error.message}`);
+  stop(1);
+});

@@ -1,0 +1,38 @@
+import type { Context } from 'hono';
+import { findApiKeyByHash, findOtpTokenByHash, type Scope } from '../db/credentials';
+import { ApiError } from '../errors';
+import { sha256Hex } from './crypto';
+
+export type Credential =
+  | { kind: 'api_key'; id: string; accountId: string; scopes: Scope[] }
+  | { kind: 'public_token'; id: string; accountId: string; allowedIps: string[]; secretHash: string };
+
+// Our tokens are `pc_key_` / `pc_otp_` + base32; anything longer is not ours and is not hashed.
+const BEARER = /^Bearer +([A-Za-z0-9_]{1,128})$/i;
+
+/** Resolves `Authorization: Bearer <token>` to a live credential, or throws 401. */
+export async function resolveCredential(db: D1Database, authorization: string | undefined): Promise<Credential> {
+  const token = authorization?.trim().match(BEARER)?.[1];
+  if (!token) throw new ApiError('UNAUTHORIZED', 'Authorization: expected "Bearer <token>"');
+  if (token.startsWith('pc_key_')) {
+    const key = await findApiKeyByHash(db, await sha256Hex(token));
+    if (key && !key.revokedAt) return { kind: 'api_key', id: key.id, accountId: key.accountId, scopes: key.scopes };
+  } else if (token.startsWith('pc_otp_') && !token.startsWith('pc_otp_sec_')) {
+    const otpToken = await findOtpTokenByHash(db, await sha256Hex(token));
+    if (otpToken && !otpToken.revokedAt) {
+      return {
+        kind: 'public_token',
+        id: otpToken.id,
+        accountId: otpToken.accountId,
+        allowedIps: otpToken.allowedIps,
+        secretHash: otpToken.secretHash,
+      };
+    }
+  }
+  throw new ApiError('UNAUTHORIZED', 'Authorization: unknown or revoked token');
+}
+
+/** The client address: `CF-Connecting-IP` only; X-Forwarded-For and friends are client-controlled. */
+export function clientIp(c: Context): string | undefined {
+  return c.req.header('CF-Connecting-IP') ?? undefined;
+}

@@ -1,0 +1,126 @@
+import { newId, newSecret, nowIso } from '../ids';
+import { sha256Hex } from '../auth/crypto';
+
+export const SCOPES = ['mail_api', 'server_otp'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export type ApiKey = {
+  id: string;
+  accountId: string;
+  name: string | null;
+  scopes: Scope[];
+  createdAt: string;
+  revokedAt: string | null;
+};
+
+export type OtpToken = {
+  id: string;
+  accountId: string;
+  secretHash: string;
+  allowedIps: string[];
+  createdAt: string;
+  revokedAt: string | null;
+};
+
+type ApiKeyRow = {
+  id: string;
+  account_id: string;
+  name: string | null;
+  scopes: string;
+  created_at: string;
+  revoked_at: string | null;
+};
+
+type OtpTokenRow = {
+  id: string;
+  account_id: string;
+  secret_hash: string;
+  allowed_ips: string;
+  created_at: string;
+  revoked_at: string | null;
+};
+
+const toApiKey = (row: ApiKeyRow): ApiKey => ({
+  id: row.id,
+  accountId: row.account_id,
+  name: row.name,
+  scopes: JSON.parse(row.scopes) as Scope[],
+  createdAt: row.created_at,
+  revokedAt: row.revoked_at,
+});
+
+const toOtpToken = (row: OtpTokenRow): OtpToken => ({
+  id: row.id,
+  accountId: row.account_id,
+  secretHash: row.secret_hash,
+  allowedIps: JSON.parse(row.allowed_ips) as string[],
+  createdAt: row.created_at,
+  revokedAt: row.revoked_at,
+});
+
+/** Creates a key and returns it with its plaintext, which is never stored. */
+export async function createApiKey(
+  db: D1Database,
+  accountId: string,
+  scopes: Scope[],
+  name: string | null,
+): Promise<{ apiKey: ApiKey; key: string }> {
+  const key = newSecret('pc_key_');
+  const apiKey: ApiKey = { id: newId('key'), accountId, name, scopes, createdAt: nowIso(), revokedAt: null };
+  await db
+    .prepare('INSERT INTO api_keys (id, account_id, name, key_hash, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+    .bind(apiKey.id, accountId, name, await sha256Hex(key), JSON.stringify(scopes), apiKey.createdAt)
+    .run();
+  return { apiKey, key };
+}
+
+export async function findApiKeyByHash(db: D1Database, keyHash: string): Promise<ApiKey | null> {
+  const row = await db
+    .prepare('SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE key_hash = ?')
+    .bind(keyHash)
+    .first<ApiKeyRow>();
+  return row ? toApiKey(row) : null;
+}
+
+/** Returns false when no such key exists. Revoking twice keeps the first revocation time. */
+export async function revokeApiKey(db: D1Database, id: string): Promise<boolean> {
+  const result = await db
+    .prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?')
+    .bind(nowIso(), id)
+    .run();
+  return result.meta.changes > 0;
+}
+
+export async function createOtpToken(
+  db: D1Database,
+  accountId: string,
+  allowedIps: string[],
+): Promise<{ otpToken: OtpToken; token: string; analyticsSecret: string }> {
+  const token = newSecret('pc_otp_');
+  const analyticsSecret = newSecret('pc_otp_sec_');
+  const otpToken: OtpToken = {
+    id: newId('otk'),
+    accountId,
+    secretHash: await sha256Hex(analyticsSecret),
+    allowedIps,
+    createdAt: nowIso(),
+    revokedAt: null,
+  };
+  await db
+    .prepare(
+      'INSERT INTO otp_tokens (id, account_id, token_hash, secret_hash, allowed_ips, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    )
+    .bind(otpToken.id, accountId, await sha256Hex(token), otpToken.secretHash, JSON.stringify(allowedIps), otpToken.createdAt)
+    .run();
+  return { otpToken, token, analyticsSecret };
+}
+
+export async function findOtpTokenByHash(db: D1Database, tokenHash: string): Promise<OtpToken | null> {
+  const row = await db
+    .prepare(
+      'SELECT id, account_id, secret_hash, allowed_ips, created_at, revoked_at FROM otp_tokens WHERE token_hash = ?',
+    )
+    .bind(tokenHash)
+    .first<OtpTokenRow>();
+  return row ? toOtpToken(row) : null;
+}

@@ -1,0 +1,159 @@
+import { nowIso } from '../ids';
+
+export type EmailStatus = 'QUEUED' | 'SENT' | 'FAILED';
+export type Priority = 'URGENT' | 'NORMAL';
+
+export type EmailRecord = {
+  id: string;
+  accountId: string;
+  templateId: string | null;
+  senderId: string | null;
+  fromEmail: string;
+  fromName: string | null;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  priority: Priority;
+  status: EmailStatus;
+  messageId: string;
+  attempts: number;
+  lastReply: string | null;
+  toAddresses: string[];
+  createdAt: string;
+  updatedAt: string;
+  sentAt: string | null;
+};
+
+export type NewEmail = Omit<EmailRecord, 'status' | 'attempts' | 'lastReply' | 'updatedAt' | 'sentAt'>;
+
+type EmailRow = {
+  id: string;
+  account_id: string;
+  template_id: string | null;
+  sender_id: string | null;
+  from_email: string;
+  from_name: string | null;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  priority: Priority;
+  status: EmailStatus;
+  message_id: string;
+  attempts: number;
+  last_reply: string | null;
+  to_addresses: string;
+  created_at: string;
+  updated_at: string;
+  sent_at: string | null;
+};
+
+const SELECT_EMAIL = `SELECT e.*, (
+    SELECT json_group_array(address) FROM (SELECT address FROM email_recipients r WHERE r.email_id = e.id ORDER BY position)
+  ) AS to_addresses FROM emails e`;
+
+const toEmail = (row: EmailRow): EmailRecord => ({
+  id: row.id,
+  accountId: row.account_id,
+  templateId: row.template_id,
+  senderId: row.sender_id,
+  fromEmail: row.from_email,
+  fromName: row.from_name,
+  subject: row.subject,
+  html: row.html,
+  text: row.text,
+  priority: row.priority,
+  status: row.status,
+  messageId: row.message_id,
+  attempts: row.attempts,
+  lastReply: row.last_reply,
+  toAddresses: JSON.parse(row.to_addresses) as string[],
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  sentAt: row.sent_at,
+});
+
+/** Inserts the email and its recipients in one transaction. */
+export async function insertEmail(db: D1Database, email: NewEmail): Promise<void> {
+  const insertRow = db
+    .prepare(
+      `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, html, text,
+         priority, status, message_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?)`,
+    )
+    .bind(
+      email.id,
+      email.accountId,
+      email.templateId,
+      email.senderId,
+      email.fromEmail,
+      email.fromName,
+      email.subject,
+      email.html,
+      email.text,
+      email.priority,
+      email.messageId,
+      email.createdAt,
+      email.createdAt,
+    );
+  const insertRecipients = email.toAddresses.map((address, position) =>
+    db.prepare('INSERT INTO email_recipients (email_id, position, address) VALUES (?, ?, ?)').bind(email.id, position, address),
+  );
+  await db.batch([insertRow, ...insertRecipients]);
+}
+
+/** Used only to undo an insert whose queue message could not be produced. */
+export async function deleteEmail(db: D1Database, id: string): Promise<void> {
+  await db.batch([
+    db.prepare('DELETE FROM email_recipients WHERE email_id = ?').bind(id),
+    db.prepare('DELETE FROM emails WHERE id = ?').bind(id),
+  ]);
+}
+
+export async function findEmail(db: D1Database, id: string): Promise<EmailRecord | null> {
+  const row = await db.prepare(`${SELECT_EMAIL} WHERE e.id = ?`).bind(id).first<EmailRow>();
+  return row ? toEmail(row) : null;
+}
+
+export async function listEmails(db: D1Database, accountId: string, page: number, limit: number) {
+  const [rows, count] = await db.batch([
+    db
+      .prepare(`${SELECT_EMAIL} WHERE e.account_id = ? ORDER BY e.created_at DESC, e.id DESC LIMIT ? OFFSET ?`)
+      .bind(accountId, limit, (page - 1) * limit),
+    db.prepare('SELECT COUNT(*) AS total FROM emails WHERE account_id = ?').bind(accountId),
+  ]);
+  return {
+    emails: (rows!.results as EmailRow[]).map(toEmail),
+    total: (count!.results[0] as { total: number }).total,
+  };
+}
+
+/**
+ * Records the outcome of one delivery attempt. Only a QUEUED row changes, so a late or duplicate
+ * outcome can never turn SENT back into FAILED or the other way round.
+ */
+export async function recordDeliveryOutcome(
+  db: D1Database,
+  id: string,
+  outcome: { status: EmailStatus; reply: string | null },
+): Promise<void> {
+  const now = nowIso();
+  await db
+    .prepare(
+      `UPDATE emails SET status = ?, last_reply = ?, attempts = attempts + 1, updated_at = ?,
+         sent_at = CASE WHEN ? = 'SENT' THEN ? ELSE sent_at END
+       WHERE id = ? AND status = 'QUEUED'`,
+    )
+    .bind(outcome.status, outcome.reply, now, outcome.status, now, id)
+    .run();
+}
+
+/** Dead-lettered: retries are exhausted. The last transient reply stays on the row. */
+export async function markUndeliverable(db: D1Database, id: string): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE emails SET status = 'FAILED', updated_at = ?,
+         last_reply = COALESCE(last_reply, 'retries exhausted') WHERE id = ? AND status = 'QUEUED'`,
+    )
+    .bind(nowIso(), id)
+    .run();
+}

@@ -1,0 +1,32 @@
+import { newId, nowIso } from '../ids';
+
+export type Sender = { id: string; accountId: string; email: string; name: string | null; verified: boolean };
+
+type SenderRow = { id: string; account_id: string; email: string; name: string | null; verified: number };
+
+const toSender = (row: SenderRow): Sender => ({
+  id: row.id,
+  accountId: row.account_id,
+  email: row.email,
+  name: row.name,
+  verified: row.verified === 1,
+});
+
+/** Senders are created by the operator, who vouches for them: they are verified on creation. */
+export async function createSender(db: D1Database, accountId: string, email: string, name: string | null) {
+  const sender: Sender = { id: newId('snd'), accountId, email, name, verified: true };
+  await db
+    .prepare('INSERT INTO senders (id, account_id, email, name, verified, created_at) VALUES (?, ?, ?, ?, 1, ?)')
+    .bind(sender.id, accountId, email, name, nowIso())
+    .run();
+  return sender;
+}
+
+/** Only finds senders of this account, so another account's id reads as unknown. */
+export async function findSender(db: D1Database, accountId: string, id: string): Promise<Sender | null> {
+  const row = await db
+    .prepare('SELECT id, account_id, email, name, verified FROM senders WHERE id = ? AND account_id = ?')
+    .bind(id, accountId)
+    .first<SenderRow>();
+  return row ? toSender(row) : null;
+}

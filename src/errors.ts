@@ -1,0 +1,53 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/** Every error code the API can answer with, mapped to its HTTP status (one table for the whole service). */
+export const ERROR_STATUS = {
+  INVALID_INPUT: 400,
+  INVALID_CODE: 400,
+  UNAUTHORIZED: 401,
+  SCOPE_REQUIRED: 403,
+  SENDER_NOT_VERIFIED: 403,
+  OTP_PUBLIC_IP_NOT_ALLOWED: 403,
+  NOT_FOUND: 404,
+  TEMPLATE_NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  IDEMPOTENCY_CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  OTP_RATE_LIMITED: 429,
+  DAILY_LIMIT_REACHED: 429,
+  INTERNAL_ERROR: 500,
+  SMTP_NOT_CONFIGURED: 503,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export type ErrorDetail = { path: string; message: string };
+
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: { details?: ErrorDetail[]; resetAt?: string; retryAfterSeconds?: number } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function errorBody(err: ApiError) {
+  return {
+    success: false as const,
+    error: {
+      code: err.code,
+      message: err.message,
+      ...(err.extra.details ? { details: err.extra.details } : {}),
+      ...(err.extra.resetAt ? { resetAt: err.extra.resetAt } : {}),
+    },
+  };
+}

@@ -1,0 +1,28 @@
+// Identifiers and secrets: prefixed, lower-case base32 (RFC 4648 alphabet, no padding).
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+function randomBase32(bits: number): string {
+  const chars = Math.ceil(bits / 5);
+  const bytes = crypto.getRandomValues(new Uint8Array(chars));
+  // 256 is a multiple of 32, so `byte & 31` is uniform.
+  let out = '';
+  for (const b of bytes) out += BASE32[b & 31];
+  return out;
+}
+
+export type IdPrefix = 'em' | 'tpl' | 'snd' | 'acc' | 'key' | 'otk' | 'otp' | 'req' | 'ver';
+
+/** Resource ids carry 100 random bits; OTP session ids 130, because they are half of a credential. */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBase32(prefix === 'otp' ? 130 : 100)}`;
+}
+
+/** Secrets handed to clients once: 160 random bits. */
+export function newSecret(prefix: 'pc_key_' | 'pc_otp_' | 'pc_otp_sec_'): string {
+  return prefix + randomBase32(160);
+}
+
+export function nowIso(date: Date = new Date()): string {
+  return date.toISOString();
+}

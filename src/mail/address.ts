@@ -1,0 +1,54 @@
+// Mailbox validation for everything that reaches an SMTP command or a header.
+
+const DOT_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+// Quoted local part: printable ASCII; quotes and backslashes only when escaped.
+const QUOTED = /^"([\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"$/;
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export type AddressCheck = { ok: true; address: string } | { ok: false; reason: string };
+
+/** IDN domains become punycode (the URL parser implements UTS #46). */
+function toAsciiDomain(domain: string): string | null {
+  if (!/^[^\s/\\?#@:[\]%]+$/.test(domain)) return null;
+  try {
+    return new URL(`http://${domain}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/** Validates one address and returns it with an ASCII (punycode) domain. */
+export function checkAddress(input: string): AddressCheck {
+  if (/[\r\n\0]/.test(input)) return { ok: false, reason: 'must not contain line breaks' };
+  if (input.length > 254) return { ok: false, reason: 'must be at most 254 characters' };
+  const at = input.lastIndexOf('@');
+  if (at < 1) return { ok: false, reason: 'expected an email address' };
+  const local = input.slice(0, at);
+  const domain = toAsciiDomain(input.slice(at + 1));
+  if (local.length > 64) return { ok: false, reason: 'local part must be at most 64 characters' };
+  if (!DOT_ATOM.test(local) && !QUOTED.test(local)) return { ok: false, reason: 'expected an email address' };
+  if (!domain || domain.length > 253) return { ok: false, reason: 'expected an email address with a valid domain' };
+  const labels = domain.split('.');
+  if (labels.length < 2 || !labels.every((label) => LABEL.test(label)) || /^\d+$/.test(labels.at(-1)!)) {
+    return { ok: false, reason: 'expected an email address with a valid domain' };
+  }
+  const address = `${local}@${domain}`;
+  if (address.length > 254) return { ok: false, reason: 'must be at most 254 characters' };
+  return { ok: true, address };
+}
+
+/** Duplicates (compared case-insensitively) are sent once; the first spelling wins. */
+export function uniqueAddresses(addresses: string[]): string[] {
+  const seen = new Set<string>();
+  return addresses.filter((address) => {
+    const key = address.toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Display names go into a quoted header word: no line breaks, quotes, backslashes or control characters. */
+export function isSafeDisplayName(name: string): boolean {
+  return name.length <= 200 && !/[\x00-\x1f\x7f"\\]/.test(name);
+}

@@ -1,0 +1,86 @@
+import { defaultSender, type Mailbox } from '../config';
+import type { Bindings } from '../env';
+import type { NewEmail, Priority } from '../db/emails';
+import { findSender } from '../db/senders';
+import { findTemplate } from '../db/templates';
+import { ApiError } from '../errors';
+import { newId, nowIso } from '../ids';
+import { escapeHtml, fillTemplate, missingVars, type TemplateVars } from './template';
+
+/** What a caller asked to send, after validation: the common shape of routes 1, 3 and 4. */
+export type MailRequest = {
+  to: string[];
+  subject?: string;
+  html?: string;
+  text?: string;
+  imageUrl?: string;
+  templateId?: string;
+  vars?: TemplateVars;
+  priority?: Priority;
+  senderEmailId?: string;
+};
+
+async function resolveSender(env: Bindings, accountId: string, senderEmailId: string | undefined) {
+  if (!senderEmailId) return { sender: defaultSender(env), senderId: null };
+  const sender = await findSender(env.DB, accountId, senderEmailId);
+  if (!sender || !sender.verified) {
+    throw new ApiError('SENDER_NOT_VERIFIED', 'senderEmailId: not a verified sender of this account');
+  }
+  return { sender: { email: sender.email, name: sender.name } satisfies Mailbox, senderId: sender.id };
+}
+
+function imageBlock(url: string): string {
+  return `<p><img src="${escapeHtml(url)}" alt="" style="max-width:100%"></p>`;
+}
+
+/**
+ * Turns a request into the exact email that will be sent: template resolved, variables filled
+ * (all or nothing), sender checked. Throws the contract's errors; stores nothing.
+ */
+export async function composeEmail(env: Bindings, accountId: string, request: MailRequest): Promise<NewEmail> {
+  const template = request.templateId ? await findTemplate(env.DB, accountId, request.templateId) : null;
+  if (request.templateId && !template) {
+    throw new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
+  }
+  const { sender, senderId } = await resolveSender(env, accountId, request.senderEmailId);
+
+  const subject = request.subject ?? template?.subject ?? '';
+  const html = request.html ?? (template?.htmlBody || undefined);
+  const text = request.text ?? (template?.textBody || undefined);
+  const vars = request.vars ?? {};
+  const missing = missingVars([subject, html, text], vars);
+  if (missing.length > 0) {
+    throw new ApiError('INVALID_INPUT', `vars: missing values for ${missing.join(', ')}`, {
+      details: missing.map((name) => ({ path: `vars.${name}`, message: 'missing value' })),
+    });
+  }
+
+  const filledSubject = fillTemplate(subject, vars, 'plain');
+  if (/[\r\n\0]/.test(filledSubject)) throw new ApiError('INVALID_INPUT', 'subject: must not contain line breaks');
+  if (filledSubject.length === 0 || filledSubject.length > 998) {
+    throw new ApiError('INVALID_INPUT', 'subject: must be 1-998 characters');
+  }
+  let filledHtml = html ? fillTemplate(html, vars, 'html') : null;
+  const filledText = text ? fillTemplate(text, vars, 'plain') : null;
+  if (request.imageUrl) filledHtml = `${filledHtml ?? ''}${imageBlock(request.imageUrl)}`;
+  if (!filledHtml && !filledText) throw new ApiError('INVALID_INPUT', 'html: the email has no content');
+
+  const id = newId('em');
+  const fromDomain = sender.email.split('@').pop();
+  return {
+    id,
+    accountId,
+    templateId: template?.id ?? null,
+    senderId,
+    fromEmail: sender.email,
+    fromName: sender.name,
+    subject: filledSubject,
+    html: filledHtml,
+    text: filledText,
+    priority: request.priority ?? 'NORMAL',
+    // One Message-ID for the life of the email, so a retried duplicate can be recognised.
+    messageId: `<${id}@${fromDomain}>`,
+    toAddresses: request.to,
+    createdAt: nowIso(),
+  };
+}

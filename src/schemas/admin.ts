@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { SCOPES } from '../db/credentials';
+import { parseIpRange } from '../auth/ip-allowlist';
+import { isSafeDisplayName } from '../mail/address';
+import { emailAddress, resourceId } from './common';
+
+const label = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+
+export const createAccountBody = z.strictObject({ name: label });
+
+export const createApiKeyBody = z.strictObject({
+  scopes: z
+    .array(z.enum(SCOPES))
+    .min(1, 'expected at least one scope')
+    .max(SCOPES.length)
+    .transform((scopes) => [...new Set(scopes)]),
+  name: label.optional(),
+});
+
+export const createOtpTokenBody = z.strictObject({
+  allowedIps: z
+    .array(z.string().refine((entry) => parseIpRange(entry) !== null, 'expected an IPv4/IPv6 address or CIDR range'))
+    .max(100, 'at most 100 entries')
+    .optional(),
+});
+
+export const createSenderBody = z.strictObject({
+  email: emailAddress,
+  name: label.refine(isSafeDisplayName, 'must not contain line breaks, quotes or control characters').optional(),
+});
+
+export const updateSettingsBody = z.strictObject({
+  frozen: z.boolean().optional(),
+  dailyAllowance: z.number().int('expected a whole number').min(0).max(1_000_000_000).nullable().optional(),
+});
+
+export const accountIdParam = z.object({ accountId: resourceId });
+export const keyIdParam = z.object({ keyId: resourceId });

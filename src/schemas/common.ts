@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { checkAddress, uniqueAddresses } from '../mail/address';
+
+/** One email address, validated and normalised (punycode domain). */
+export const emailAddress = z.string({ error: 'expected an email address' }).transform((value, ctx) => {
+  const result = checkAddress(value);
+  if (!result.ok) {
+    ctx.addIssue({ code: 'custom', message: result.reason });
+    return z.NEVER;
+  }
+  return result.address;
+});
+
+export const subjectText = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(998, 'must be at most 998 characters')
+  .refine((value) => !/[\r\n\0]/.test(value), 'must not contain line breaks');
+
+export const priority = z.enum(['URGENT', 'NORMAL']);
+
+export const resourceId = z.string().min(3, 'must be 3-128 characters').max(128, 'must be 3-128 characters');
+
+/** `to`: one address or a list of 1-100; duplicates are dropped (sent once). */
+export const recipients = z
+  .preprocess(
+    (value) => (typeof value === 'string' ? [value] : value),
+    z
+      .array(emailAddress, { error: 'expected an email address or a list of addresses' })
+      .min(1, 'expected at least one recipient')
+      .max(100, 'at most 100 recipients'),
+  )
+  .transform(uniqueAddresses);
+
+export const templateVars = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+
+/** Success envelope schema for documentation and contract tests. */
+export const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { envelope, priority, recipients, resourceId, subjectText, templateVars } from './common';
+
+const templateName = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+
+/** POST /api/v1/templates */
+export const createTemplateBody = z
+  .strictObject({ name: templateName, subject: subjectText, htmlBody: z.string().optional(), textBody: z.string().optional() })
+  .refine((body) => body.htmlBody || body.textBody, { message: 'htmlBody or textBody is required', path: ['htmlBody'] });
+
+/** PUT /api/v1/templates/{templateId} */
+export const updateTemplateBody = z
+  .strictObject({
+    name: templateName.optional(),
+    subject: subjectText.optional(),
+    htmlBody: z.string().optional(),
+    textBody: z.string().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: 'expected at least one field to change', path: ['name'] });
+
+/** POST /api/v1/templates/send */
+export const templateSendBody = z.strictObject({
+  to: recipients,
+  templateId: resourceId,
+  vars: templateVars.optional(),
+  subject: subjectText.optional(),
+  html: z.string().optional(),
+  text: z.string().optional(),
+  priority: priority.optional(),
+  senderEmailId: resourceId.optional(),
+});
+
+/** POST /api/v1/templates/send-test */
+export const sendTestBody = z.strictObject({
+  to: recipients,
+  priority: priority.optional(),
+  senderEmailId: resourceId.optional(),
+});
+
+export const templateIdParam = z.object({ templateId: resourceId });
+
+export const templateSummary = z.object({ id: z.string(), name: z.string(), subject: z.string(), updatedAt: z.string() });
+
+export const templateDetail = z.object({
+  id: z.string(),
+  name: z.string(),
+  subject: z.string(),
+  htmlBody: z.string(),
+  textBody: z.string(),
+});
+
+export const templateListResponse = envelope(
+  z.object({ page: z.number(), limit: z.number(), total: z.number(), items: z.array(templateSummary) }),
+);
+export const templateResponse = envelope(templateDetail);
+export const templateCreatedResponse = envelope(templateDetail.extend({ updatedAt: z.string() }));
+export const templateQueuedResponse = envelope(z.object({ id: z.string(), status: z.literal('QUEUED'), templateId: z.string() }));

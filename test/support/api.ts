@@ -1,0 +1,137 @@
+// Test helpers: requests through the real worker (D1, queues, SMTP), accounts with fresh keys, the inbox.
+import { env, exports } from 'cloudflare:workers';
+import { expect } from 'vitest';
+
+export const ADMIN_TOKEN = 'test-admin-token';
+
+export type ApiResponse = { status: number; headers: Headers; json: any };
+
+type CallOptions = {
+  token?: string | null;
+  body?: unknown;
+  /** Sent as is, instead of JSON-encoding `body`. */
+  rawBody?: BodyInit;
+  headers?: Record<string, string>;
+};
+
+export async function call(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.Authorization ??= `Bearer ${options.token}`;
+  let body: BodyInit | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  const res = await exports.default.fetch(new Request(`http://postcode.test${path}`, { method, headers, body }));
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = text;
+  }
+  return { status: res.status, headers: res.headers, json };
+}
+
+export const admin = (method: string, path: string, body?: unknown) => call(method, path, { token: ADMIN_TOKEN, body });
+
+export function uniqueAddress(prefix = 'user'): string {
+  return `${prefix}.${crypto.randomUUID().slice(0, 12)}@example.com`;
+}
+
+export type TestAccount = {
+  accountId: string;
+  mailKey: string;
+  serverKey: string;
+  bothKey: string;
+  revokedKey: string;
+  publicToken: string;
+  analyticsSecret: string;
+  senderId: string;
+  senderEmail: string;
+};
+
+/** A fresh account with one credential of every kind (each test makes its own). */
+export async function newAccount(name = 'Test account'): Promise<TestAccount> {
+  const account = await admin('POST', '/admin/v1/accounts', { name });
+  expect(account.status).toBe(201);
+  const accountId: string = account.json.data.id;
+  const key = async (scopes: string[]) => {
+    const res = await admin('POST', `/admin/v1/accounts/${accountId}/api-keys`, { scopes });
+    expect(res.status).toBe(201);
+    return res.json.data as { id: string; key: string };
+  };
+  const mail = await key(['mail_api']);
+  const server = await key(['server_otp']);
+  const both = await key(['mail_api', 'server_otp']);
+  const revoked = await key(['mail_api', 'server_otp']);
+  expect((await admin('DELETE', `/admin/v1/api-keys/${revoked.id}`)).status).toBe(200);
+  const token = await admin('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, {});
+  const senderEmail = uniqueAddress('sender');
+  const sender = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, { email: senderEmail, name: 'Sender Name' });
+  return {
+    accountId,
+    mailKey: mail.key,
+    serverKey: server.key,
+    bothKey: both.key,
+    revokedKey: revoked.key,
+    publicToken: token.json.data.token,
+    analyticsSecret: token.json.data.analyticsSecret,
+    senderId: sender.json.data.id,
+    senderEmail,
+  };
+}
+
+export type ReceivedMail = {
+  envelopeFrom: string;
+  envelopeTo: string[];
+  messageId: string | null;
+  from: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string | null;
+};
+
+/** Mail the test SMTP server accepted for this recipient. */
+export async function inbox(to: string): Promise<ReceivedMail[]> {
+  const res = await fetch(`${env.INBOX_URL}/messages?to=${encodeURIComponent(to)}`);
+  return (await res.json()) as ReceivedMail[];
+}
+
+export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function waitForInbox(to: string, count = 1): Promise<ReceivedMail[]> {
+  return eventually(async () => {
+    const mails = await inbox(to);
+    return mails.length >= count ? mails : undefined;
+  }, `${count} mail(s) for ${to}`);
+}
+
+/** The send-log entry of one email, once it has the wanted status. */
+export async function waitForStatus(mailKey: string, emailId: string, status: string, timeoutMs?: number) {
+  return eventually(
+    async () => {
+      const res = await call('GET', '/api/v1/emails?limit=100', { token: mailKey });
+      const entry = res.json.data.emails.find((e: { id: string }) => e.id === emailId);
+      return entry?.status === status ? entry : undefined;
+    },
+    `email ${emailId} to become ${status}`,
+    timeoutMs,
+  );
+}
+
+export function expectError(res: ApiResponse, status: number, code: string) {
+  expect({ status: res.status, body: res.json }).toMatchObject({
+    status,
+    body: { success: false, error: { code, message: expect.any(String) } },
+  });
+}

@@ -1,0 +1,105 @@
+// A real SMTP server for the test run (smtp-server), with faults scripted by recipient address, and a
+// small HTTP API the tests (running inside workerd) use to read what arrived.
+//
+// Recipient local parts that script a fault (the rest of the address keeps tests apart):
+//   reject550.*        550 on RCPT TO (permanent)
+//   tempfail-once.*    451 after DATA the first time this exact address is seen, then accepted
+//   tempfail-always.*  451 after DATA every time
+//   drop-once.*        the connection is dropped after DATA the first time (no reply)
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+export type ReceivedMail = {
+  envelopeFrom: string;
+  envelopeTo: string[];
+  messageId: string | null;
+  from: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string | null;
+  receivedAt: string;
+};
+
+export type SmtpSink = { smtpPort: number; inboxUrl: string; close(): Promise<void> };
+
+export async function startSmtpSink(): Promise<SmtpSink> {
+  const received: ReceivedMail[] = [];
+  const seen = new Map<string, number>();
+  const attempt = (address: string) => {
+    const count = (seen.get(address) ?? 0) + 1;
+    seen.set(address, count);
+    return count;
+  };
+
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    size: 10 * 1024 * 1024,
+    onRcptTo(address, _session, callback) {
+      if (address.address.toLowerCase().startsWith('reject550')) {
+        const error = Object.assign(new Error('5.1.1 Mailbox unavailable'), { responseCode: 550 });
+        return callback(error);
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', async () => {
+        const recipients = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
+        const first = recipients[0] ?? '';
+        if (first.startsWith('tempfail-always') || (first.startsWith('tempfail-once') && attempt(first) === 1)) {
+          return callback(Object.assign(new Error('4.3.0 Try again later'), { responseCode: 451 }));
+        }
+        if (first.startsWith('drop-once') && attempt(first) === 1) {
+          (session as unknown as { socket?: { destroy(): void } }).socket?.destroy();
+          return;
+        }
+        const parsed = await simpleParser(Buffer.concat(chunks));
+        const toField = Array.isArray(parsed.to) ? parsed.to : parsed.to ? [parsed.to] : [];
+        received.push({
+          envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          envelopeTo: recipients,
+          messageId: parsed.messageId ?? null,
+          from: parsed.from?.text ?? '',
+          to: toField.flatMap((t) => t.value.map((v) => v.address ?? '')),
+          subject: parsed.subject ?? '',
+          text: parsed.text ?? '',
+          html: typeof parsed.html === 'string' ? parsed.html : null,
+          receivedAt: new Date().toISOString(),
+        });
+        callback();
+      });
+    },
+  });
+  // Drop-once destroys the socket on purpose; keep the server quiet about it.
+  smtp.on('error', () => undefined);
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  const smtpPort = (smtp.server.address() as AddressInfo).port;
+
+  const http: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const to = url.searchParams.get('to')?.toLowerCase();
+    const messageId = url.searchParams.get('messageId');
+    const mails = received.filter(
+      (m) => (!to || m.envelopeTo.includes(to)) && (!messageId || m.messageId === messageId),
+    );
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(mails));
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const inboxUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+
+  return {
+    smtpPort,
+    inboxUrl,
+    close: async () => {
+      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}

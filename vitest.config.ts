@@ -1,0 +1,29 @@
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest(async ({ inject }) => ({
+      wrangler: { configPath: './wrangler.toml' },
+      miniflare: {
+        bindings: {
+          SMTP_HOST: '127.0.0.1',
+          SMTP_PORT: String(inject('smtpPort')),
+          SMTP_SECURE: 'none',
+          INBOX_URL: inject('inboxUrl'),
+          ADMIN_TOKEN: 'test-admin-token',
+          OTP_PEPPER: 'test-pepper',
+          PUBLIC_BASE_URL: 'http://postcode.test',
+          TEST_MIGRATIONS: await readD1Migrations('./migrations'),
+        },
+      },
+    })),
+  ],
+  test: {
+    globalSetup: ['./test/support/node/global-setup.ts'],
+    setupFiles: ['./test/support/apply-migrations.ts'],
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});

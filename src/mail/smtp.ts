@@ -41,8 +41,32 @@ export function classifySmtpError(error: unknown): Exclude<SmtpOutcome, { kind: 
   return { kind: 'transient', reply };
 }
 
+/** The parts of worker-mailer's connection we have to reach (see the patch below and `abort`). */
+type MailerInternals = { socket: Socket; reader: ReadableStreamDefaultReader<Uint8Array> };
+
+/**
+ * worker-mailer 1.2.1 reads replies with `if (!value) continue`, so once the server closes the
+ * socket every read resolves at once with EOF and the loop spins forever, freezing the isolate.
+ * This replacement of its private `read` ends the exchange with an error on EOF instead.
+ */
+(WorkerMailer.prototype as unknown as { read(this: MailerInternals): Promise<string> }).read = async function () {
+  const decoder = new TextDecoder();
+  let response = '';
+  for (;;) {
+    const { value, done } = await this.reader.read();
+    if (done) throw new Error('connection closed by the SMTP server');
+    response += decoder.decode(value, { stream: true });
+    if (!response.endsWith('\n')) continue;
+    const lines = response.split(/\r?\n/);
+    // Multi-line replies continue with "250-"; the last line has "250 ".
+    if (!/^\d+-/.test(lines[lines.length - 2] ?? '')) return response;
+  }
+};
+
 /** One SMTP connection; send several messages over it, then close. */
 export class SmtpConnection {
+  private aborted = false;
+
   private constructor(
     private readonly mailer: WorkerMailer,
     private readonly config: SmtpConfig,
@@ -66,28 +90,42 @@ export class SmtpConnection {
     return new SmtpConnection(mailer, config);
   }
 
+  private get internals(): MailerInternals {
+    return this.mailer as unknown as MailerInternals;
+  }
+
   async send(mail: OutgoingMail): Promise<SmtpOutcome> {
     try {
-      await withTimeout(
-        this.mailer.send({
-          from: mail.from.name ? { email: mail.from.email, name: mail.from.name } : mail.from.email,
-          to: mail.to,
-          subject: mail.subject,
-          html: mail.html ?? undefined,
-          text: mail.text ?? undefined,
-          headers: { 'Message-ID': mail.messageId },
-        }),
-        this.config.timeoutMs,
-        'sending',
-      );
+      const sending = this.mailer.send({
+        from: mail.from.name ? { email: mail.from.email, name: mail.from.name } : mail.from.email,
+        to: mail.to,
+        subject: mail.subject,
+        html: mail.html ?? undefined,
+        text: mail.text ?? undefined,
+        headers: { 'Message-ID': mail.messageId },
+      });
+      await withTimeout(sending, this.config.timeoutMs, 'sending');
       return { kind: 'accepted' };
     } catch (error) {
-      return classifySmtpError(error);
+      const outcome = classifySmtpError(error);
+      // A 5xx leaves the session usable (worker-mailer sends RSET); anything else may not have.
+      if (outcome.kind === 'transient') this.abort();
+      return outcome;
     }
   }
 
+  /** After a failure the session state is unknown: drop the socket and stop worker-mailer's read loop. */
+  private abort(): void {
+    this.aborted = true;
+    try {
+      this.internals.reader.releaseLock();
+    } catch {}
+    this.internals.socket.close().catch(() => undefined);
+  }
+
   async close(): Promise<void> {
-    await withTimeout(this.mailer.close(), 2_000, 'closing').catch(() => undefined);
+    if (!this.aborted) await withTimeout(this.mailer.close(), 2_000, 'closing').catch(() => undefined);
+    this.abort();
   }
 }
 

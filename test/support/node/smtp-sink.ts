@@ -56,7 +56,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           return callback(Object.assign(new Error('4.3.0 Try again later'), { responseCode: 451 }));
         }
         if (first.startsWith('drop-once') && attempt(first) === 1) {
-          (session as unknown as { socket?: { destroy(): void } }).socket?.destroy();
+          // smtp-server keeps its connections in a Set; drop this one without a reply.
+          const connections = (smtp as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> })
+            .connections;
+          for (const connection of connections) if (connection.id === session.id) connection._socket.destroy();
           return;
         }
         const parsed = await simpleParser(Buffer.concat(chunks));

@@ -1,0 +1,156 @@
+// The delivery consumer against the real SMTP sink, with batches built by hand so acks and retries are visible.
+import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import worker from '../../src/index';
+import { findEmail, insertEmail } from '../../src/db/emails';
+import { newId } from '../../src/ids';
+import type { MailJob } from '../../src/queue/producer';
+import { retryDelaySeconds } from '../../src/queue/consumer';
+import { inbox, newAccount, uniqueAddress } from '../support/api';
+
+/** Stores a QUEUED email without producing a queue message, so only our batches deliver it. */
+async function storedEmail(accountId: string, to: string): Promise<string> {
+  const id = newId('em');
+  await insertEmail(env.DB, {
+    id,
+    accountId,
+    templateId: null,
+    senderId: null,
+    fromEmail: 'no-reply@postcode.dev',
+    fromName: 'postcode',
+    subject: `Subject ${id}`,
+    html: '<p>hi</p>',
+    text: 'hi',
+    priority: 'NORMAL',
+    messageId: `<${id}@postcode.dev>`,
+    toAddresses: [to],
+    createdAt: new Date().toISOString(),
+  });
+  return id;
+}
+
+async function runBatch(emailIds: string[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
+  const batch = createMessageBatch<MailJob>(
+    queueName,
+    emailIds.map((emailId, i) => ({ id: `msg-${i}-${emailId}`, timestamp: new Date(), attempts, body: { emailId } })),
+  );
+  // getQueueResult does not report per-message delays; record what the consumer asked for.
+  const delays: Record<string, number | undefined> = {};
+  for (const message of batch.messages) {
+    const retry = message.retry.bind(message);
+    message.retry = (options?: QueueRetryOptions) => {
+      delays[message.id] = options?.delaySeconds;
+      retry(options);
+    };
+  }
+  const ctx = createExecutionContext();
+  await worker.queue(batch, bindings);
+  return { ...(await getQueueResult(batch, ctx)), delays };
+}
+
+describe('queue consumer: delivery outcomes', () => {
+  it('acks each message on its own: accepted → SENT, 550 → FAILED, 451 → retried with a delay', async () => {
+    const { accountId } = await newAccount();
+    const okTo = uniqueAddress('ok');
+    const rejectTo = uniqueAddress('reject550');
+    const tempTo = uniqueAddress('tempfail-once');
+    const ids = [await storedEmail(accountId, okTo), await storedEmail(accountId, rejectTo), await storedEmail(accountId, tempTo)];
+
+    const result = await runBatch(ids);
+    expect(result.ackAll).toBe(false);
+    expect(result.explicitAcks.sort()).toEqual([`msg-0-${ids[0]}`, `msg-1-${ids[1]}`].sort());
+    expect(result.retryMessages.map((m) => m.msgId)).toEqual([`msg-2-${ids[2]}`]);
+    expect(result.delays).toEqual({ [`msg-2-${ids[2]}`]: retryDelaySeconds(1) });
+
+    const [ok, rejected, temp] = await Promise.all(ids.map((id) => findEmail(env.DB, id)));
+    expect(ok).toMatchObject({ status: 'SENT', attempts: 1 });
+    expect(ok!.sentAt).not.toBeNull();
+    expect(rejected).toMatchObject({ status: 'FAILED', attempts: 1 });
+    expect(rejected!.lastReply).toMatch(/550/);
+    expect(temp).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    expect(temp!.lastReply).toMatch(/451/);
+    expect(await inbox(okTo)).toHaveLength(1);
+    expect(await inbox(rejectTo)).toHaveLength(0);
+    expect(await inbox(tempTo)).toHaveLength(0);
+
+    // The retry is delivered once, with the same Message-ID.
+    const retry = await runBatch([ids[2]!], 2);
+    expect(retry.explicitAcks).toEqual([`msg-0-${ids[2]}`]);
+    expect(await findEmail(env.DB, ids[2]!)).toMatchObject({ status: 'SENT', attempts: 2 });
+    const delivered = await inbox(tempTo);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]!.messageId).toBe(`<${ids[2]}@postcode.dev>`);
+  });
+
+  it('acks a redelivered message of an email already SENT without sending it again', async () => {
+    const { accountId } = await newAccount();
+    const to = uniqueAddress('dup');
+    const id = await storedEmail(accountId, to);
+    await runBatch([id]);
+    const again = await runBatch([id], 2);
+    expect(again.explicitAcks).toEqual([`msg-0-${id}`]);
+    expect(again.retryMessages).toEqual([]);
+    expect(await inbox(to)).toHaveLength(1);
+  });
+
+  it('a connection dropped after DATA is retried, and the rest of the batch is still delivered once', async () => {
+    const { accountId } = await newAccount();
+    const dropTo = uniqueAddress('drop-once');
+    const afterTo = uniqueAddress('after');
+    const ids = [await storedEmail(accountId, dropTo), await storedEmail(accountId, afterTo)];
+    const result = await runBatch(ids);
+    expect(result.retryMessages.map((m) => m.msgId)).toEqual([`msg-0-${ids[0]}`]);
+    expect(result.explicitAcks).toEqual([`msg-1-${ids[1]}`]);
+    expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'QUEUED' });
+    expect(await inbox(afterTo)).toHaveLength(1);
+    await runBatch([ids[0]!], 2);
+    expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'SENT' });
+    expect(await inbox(dropTo)).toHaveLength(1);
+  });
+
+  it('retries (never SENT) while the SMTP server is unreachable', async () => {
+    const { accountId } = await newAccount();
+    const id = await storedEmail(accountId, uniqueAddress('down'));
+    const result = await runBatch([id], 1, 'postcode-mail', { ...env, SMTP_PORT: '9' });
+    expect(result.retryMessages).toHaveLength(1);
+    const email = await findEmail(env.DB, id);
+    expect(email).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    expect(email!.lastReply).toBeTruthy();
+  });
+
+  it('acks messages for unknown emails', async () => {
+    const result = await runBatch(['em_doesnotexist']);
+    expect(result.explicitAcks).toEqual(['msg-0-em_doesnotexist']);
+  });
+});
+
+describe('dead-letter queue consumer', () => {
+  it('marks the email FAILED and keeps the last reply', async () => {
+    const { accountId } = await newAccount();
+    const to = uniqueAddress('tempfail-always');
+    const id = await storedEmail(accountId, to);
+    await runBatch([id]);
+    const result = await runBatch([id], 6, 'postcode-mail-dlq');
+    expect(result.explicitAcks).toEqual([`msg-0-${id}`]);
+    const email = await findEmail(env.DB, id);
+    expect(email).toMatchObject({ status: 'FAILED' });
+    expect(email!.lastReply).toMatch(/451/);
+    expect(await inbox(to)).toHaveLength(0);
+  });
+
+  it('leaves an email that was SENT in the meantime alone', async () => {
+    const { accountId } = await newAccount();
+    const id = await storedEmail(accountId, uniqueAddress('ok'));
+    await runBatch([id]);
+    await runBatch([id], 6, 'postcode-mail-dlq');
+    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT' });
+  });
+});
+
+describe('retry delays', () => {
+  it('grow with the attempt count and are capped', () => {
+    const delays = [1, 2, 3, 4, 5, 6, 10].map(retryDelaySeconds);
+    expect(delays).toEqual([10, 30, 90, 270, 810, 900, 900]);
+  });
+});

@@ -1,16 +1,7 @@
 import type { Credential } from './auth/credentials';
 
-// Secrets are not in wrangler.toml, so `wrangler types` cannot see them; declare them here.
-declare global {
-  namespace Cloudflare {
-    interface Env {
-      ADMIN_TOKEN?: string;
-      OTP_PEPPER?: string;
-      SMTP_PASSWORD?: string;
-    }
-  }
-}
-
+// Bindings come from `wrangler types` (worker-configuration.d.ts). Secrets are typed as strings
+// there, but may be unset or empty at run time: the code checks them (e.g. ADMIN_TOKEN unset → 404).
 export type Bindings = Cloudflare.Env;
 
 export type Variables = {

@@ -6,9 +6,5 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       INBOX_URL: string;
     }
-    // Types `exports.default` from cloudflare:workers as our worker's default export.
-    interface GlobalProps {
-      mainModule: typeof import('../src/index');
-    }
   }
 }

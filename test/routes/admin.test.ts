@@ -464,7 +464,7 @@ describe('admin API without ADMIN_TOKEN', () => {
 
   it('every admin route answers 404 NOT_FOUND, with or without a bearer token', async () => {
     // An unset secret is absent at run time, whatever the generated type says.
-    const unset = { ...env, ADMIN_TOKEN: undefined } as unknown as Env;
+    const unset = { ...env, ADMIN_TOKEN: undefined } as unknown as Cloudflare.Env;
     for (const route of routes) {
       for (const token of [undefined, ADMIN_TOKEN, 'anything']) {
         const res = await fetchWith(unset, route.method, route.path, { token, body: route.body });
@@ -480,7 +480,7 @@ describe('admin API without ADMIN_TOKEN', () => {
 
   it('a settings PUT without ADMIN_TOKEN changes nothing', async () => {
     // An unset secret is absent at run time, whatever the generated type says.
-    const unset = { ...env, ADMIN_TOKEN: undefined } as unknown as Env;
+    const unset = { ...env, ADMIN_TOKEN: undefined } as unknown as Cloudflare.Env;
     try {
       const res = await fetchWith(unset, 'PUT', '/admin/v1/settings', { token: ADMIN_TOKEN, body: { frozen: true } });
       expect(res.status).toBe(404);

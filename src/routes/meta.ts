@@ -11,7 +11,7 @@ export const metaRoutes = new Hono<AppEnv>()
         description: 'Transactional email and one-time codes',
         version: 'v1',
         api: '/api/v1',
-        docs: 'https://github.com/postcode/postcode#readme',
+        docs: 'README.md in the postcode repository',
         health: '/health',
       },
     }),

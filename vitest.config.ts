@@ -14,6 +14,8 @@ export default defineConfig({
           ADMIN_TOKEN: 'test-admin-token',
           OTP_PEPPER: 'test-pepper',
           PUBLIC_BASE_URL: 'http://postcode.test',
+          // Retries without waiting, so retry-to-dead-letter runs end to end in seconds.
+          MAIL_RETRY_BASE_SECONDS: '0',
           TEST_MIGRATIONS: await readD1Migrations('./migrations'),
         },
       },

@@ -57,7 +57,7 @@ export function buildApp() {
     if (apiError.code === 'INTERNAL_ERROR') {
       console.error(`[${c.var.requestId}] ${c.req.method} ${c.req.path}:`, err instanceof Error ? err.stack : err);
     }
-    if (apiError.extra.retryAfterSeconds !== undefined) c.header('Retry-After', String(apiError.extra.retryAfterSeconds));
+    for (const [name, value] of Object.entries(apiError.extra.headers ?? {})) c.header(name, value);
     c.header('X-Request-Id', c.var.requestId);
     return c.json(errorBody(apiError), apiError.status);
   });

@@ -8,6 +8,8 @@ export type Variables = {
   requestId: string;
   /** Set by the auth guards once a credential has been resolved and accepted. */
   credential: Credential;
+  /** The raw JSON text of the request body, once a body route has read it. */
+  jsonBody: string;
 };
 
 export type AppEnv = { Bindings: Bindings; Variables: Variables };

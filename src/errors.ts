@@ -32,7 +32,7 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly extra: { details?: ErrorDetail[]; resetAt?: string; retryAfterSeconds?: number } = {},
+    readonly extra: { details?: ErrorDetail[]; resetAt?: string; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.name = 'ApiError';

@@ -1,7 +1,8 @@
 import { buildApp } from './app';
+import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
-import type { MailJob } from './queue/producer';
+import { releaseHeldMail, type MailJob } from './queue/producer';
 
 const app = buildApp();
 
@@ -11,4 +12,10 @@ export default {
     if (batch.queue.endsWith('-dlq')) await handleDeadLetters(batch, env);
     else await deliverMailBatch(batch, env);
   },
+  // Freeze mode safety net: if an unfreeze was interrupted, held mail still goes out.
+  async scheduled(_controller, env) {
+    if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
+  },
 } satisfies ExportedHandler<Bindings, MailJob>;
+
+export { RateCounter } from './durable-objects/rate-counter';

@@ -1,6 +1,7 @@
 import type { Context, ValidationTargets } from 'hono';
 import { zValidator } from '@hono/zod-validator';
 import { z, type ZodType } from 'zod';
+import type { AppEnv } from './env';
 import { ApiError } from './errors';
 
 export const MAX_JSON_BODY_BYTES = 512 * 1024;
@@ -12,7 +13,7 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
  * are counted as they stream), 400 for invalid UTF-8 or malformed JSON. The parsed value is left in
  * Hono's body cache, where the zod validator picks it up.
  */
-async function readJsonBody(c: Context): Promise<void> {
+async function readJsonBody(c: Context<AppEnv>): Promise<void> {
   const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0]!.trim();
   if (!JSON_MEDIA_TYPE.test(mediaType)) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type: expected application/json');
@@ -35,13 +36,16 @@ async function readJsonBody(c: Context): Promise<void> {
     }
   }
   const bytes = chunks.length === 1 ? chunks[0]! : concat(chunks, size);
+  let text: string;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes));
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+    parsed = JSON.parse(text);
   } catch {
     throw new ApiError('INVALID_INPUT', 'body: expected a valid JSON document');
   }
   c.req.bodyCache.json = Promise.resolve(parsed);
+  c.set('jsonBody', text);
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
@@ -74,7 +78,8 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
   });
   if (target !== 'json') return validator;
   const withBody: typeof validator = async (c, next) => {
-    await readJsonBody(c);
+    // The validator is typed for any Env; every route of this app runs with AppEnv.
+    await readJsonBody(c as unknown as Context<AppEnv>);
     return validator(c, next);
   };
   return withBody;

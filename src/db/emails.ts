@@ -72,13 +72,13 @@ const toEmail = (row: EmailRow): EmailRecord => ({
   sentAt: row.sent_at,
 });
 
-/** Inserts the email and its recipients in one transaction. */
-export async function insertEmail(db: D1Database, email: NewEmail): Promise<void> {
+/** Inserts the email and its recipients in one transaction; `held` = accepted while frozen. */
+export async function insertEmail(db: D1Database, email: NewEmail, held = false): Promise<void> {
   const insertRow = db
     .prepare(
       `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, html, text,
-         priority, status, message_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?)`,
+         priority, status, message_id, created_at, updated_at, held)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?)`,
     )
     .bind(
       email.id,
@@ -94,6 +94,7 @@ export async function insertEmail(db: D1Database, email: NewEmail): Promise<void
       email.messageId,
       email.createdAt,
       email.createdAt,
+      held ? 1 : 0,
     );
   const insertRecipients = email.toAddresses.map((address, position) =>
     db.prepare('INSERT INTO email_recipients (email_id, position, address) VALUES (?, ?, ?)').bind(email.id, position, address),
@@ -140,6 +141,7 @@ export async function recordDeliveryOutcome(
   await db
     .prepare(
       `UPDATE emails SET status = ?, last_reply = ?, attempts = attempts + 1, updated_at = ?,
+         lease_until = NULL, lease_owner = NULL,
          sent_at = CASE WHEN ? = 'SENT' THEN ? ELSE sent_at END
        WHERE id = ? AND status = 'QUEUED'`,
     )
@@ -156,4 +158,55 @@ export async function markUndeliverable(db: D1Database, id: string): Promise<voi
     )
     .bind(nowIso(), id)
     .run();
+}
+
+export type DeliveryClaim =
+  | { kind: 'claimed'; email: EmailRecord }
+  | { kind: 'done' } // unknown, SENT or FAILED: nothing to do
+  | { kind: 'held' } // held for freeze mode: it is queued again on release
+  | { kind: 'busy'; retryInSeconds: number }; // another consumer holds the lease
+
+/**
+ * Takes the delivery lease of a QUEUED email, so that two deliveries of the same queue message
+ * (queues deliver at least once) cannot both send it. One round trip: the update and the read
+ * run in one batch.
+ */
+export async function claimForDelivery(db: D1Database, id: string, leaseSeconds: number): Promise<DeliveryClaim> {
+  const now = new Date();
+  const owner = crypto.randomUUID();
+  const [, selected] = await db.batch([
+    db
+      .prepare(
+        `UPDATE emails SET lease_until = ?1, lease_owner = ?4 WHERE id = ?2 AND status = 'QUEUED' AND held = 0
+           AND (lease_until IS NULL OR lease_until < ?3)`,
+      )
+      .bind(nowIso(new Date(now.getTime() + leaseSeconds * 1000)), id, nowIso(now), owner),
+    db.prepare(`${SELECT_EMAIL} WHERE e.id = ?`).bind(id),
+  ]);
+  const row = selected!.results[0] as (EmailRow & { held: number; lease_until: string; lease_owner: string }) | undefined;
+  if (!row || row.status !== 'QUEUED') return { kind: 'done' };
+  if (row.held === 1) return { kind: 'held' };
+  if (row.lease_owner === owner) return { kind: 'claimed', email: toEmail(row) };
+  const leaseEnd = Date.parse(row.lease_until);
+  return { kind: 'busy', retryInSeconds: Math.max(Math.ceil((leaseEnd - now.getTime()) / 1000), 1) };
+}
+
+/** Freeze mode: park a NORMAL email until release. */
+export async function holdEmail(db: D1Database, id: string): Promise<void> {
+  await db
+    .prepare(`UPDATE emails SET held = 1, lease_until = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'QUEUED'`)
+    .bind(nowIso(), id)
+    .run();
+}
+
+export async function listHeldEmailIds(db: D1Database, limit: number): Promise<string[]> {
+  const rows = await db
+    .prepare(`SELECT id FROM emails WHERE held = 1 AND status = 'QUEUED' ORDER BY created_at, id LIMIT ?`)
+    .bind(limit)
+    .all<{ id: string }>();
+  return rows.results.map((r) => r.id);
+}
+
+export async function clearHeld(db: D1Database, ids: string[]): Promise<void> {
+  await db.batch(ids.map((id) => db.prepare('UPDATE emails SET held = 0 WHERE id = ?').bind(id)));
 }

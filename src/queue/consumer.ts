@@ -1,12 +1,21 @@
 import { smtpConfig } from '../config';
 import type { Bindings } from '../env';
-import { findEmail, markUndeliverable, recordDeliveryOutcome, type EmailRecord } from '../db/emails';
+import { claimForDelivery, holdEmail, markUndeliverable, recordDeliveryOutcome, type EmailRecord } from '../db/emails';
+import { getSettings } from '../db/settings';
 import { classifySmtpError, SmtpConnection, type OutgoingMail, type SmtpOutcome } from '../mail/smtp';
 import type { MailJob } from './producer';
 
-/** Growing delays between attempts: 10 s, 30 s, 90 s, 270 s, then capped at 15 minutes. */
-export function retryDelaySeconds(attempts: number): number {
-  return Math.min(10 * 3 ** Math.max(attempts - 1, 0), 900);
+/** Long enough for a connect and a send, each bounded by the SMTP timeout. */
+const DELIVERY_LEASE_SECONDS = 60;
+
+/** Growing delays between attempts: base, 3×, 9×, … (10 s, 30 s, 90 s, 270 s, 810 s by default), capped at 15 min. */
+export function retryDelaySeconds(attempts: number, baseSeconds = 10): number {
+  return Math.min(baseSeconds * 3 ** Math.max(attempts - 1, 0), 900);
+}
+
+function retryBase(env: Bindings): number {
+  const base = Number(env.MAIL_RETRY_BASE_SECONDS);
+  return Number.isFinite(base) && base >= 0 ? base : 10;
 }
 
 export function toOutgoingMail(email: EmailRecord): OutgoingMail {
@@ -26,17 +35,29 @@ export function toOutgoingMail(email: EmailRecord): OutgoingMail {
  */
 export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindings): Promise<void> {
   const config = smtpConfig(env);
+  const { frozen } = await getSettings(env.DB);
   let connection: SmtpConnection | null = null;
   try {
     for (const message of batch.messages) {
-      const email = await findEmail(env.DB, message.body.emailId);
-      // Queues deliver at least once: an email already SENT or FAILED is done.
-      if (!email || email.status !== 'QUEUED') {
+      const retry = () => message.retry({ delaySeconds: retryDelaySeconds(message.attempts, retryBase(env)) });
+      if (!config) {
+        retry();
+        continue;
+      }
+      const claim = await claimForDelivery(env.DB, message.body.emailId, DELIVERY_LEASE_SECONDS);
+      // Queues deliver at least once: an email already SENT or FAILED, or held, is done here.
+      if (claim.kind === 'done' || claim.kind === 'held') {
         message.ack();
         continue;
       }
-      if (!config) {
-        message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+      if (claim.kind === 'busy') {
+        message.retry({ delaySeconds: claim.retryInSeconds });
+        continue;
+      }
+      const email = claim.email;
+      if (frozen && email.priority === 'NORMAL') {
+        await holdEmail(env.DB, email.id);
+        message.ack();
         continue;
       }
       let outcome: SmtpOutcome;
@@ -56,7 +77,7 @@ export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindin
         await recordDeliveryOutcome(env.DB, email.id, { status: 'QUEUED', reply: outcome.reply });
         await connection?.close();
         connection = null;
-        message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+        retry();
       }
     }
   } finally {

@@ -1,16 +1,43 @@
 import type { Bindings } from '../env';
-import { deleteEmail, insertEmail, type NewEmail } from '../db/emails';
+import { clearHeld, deleteEmail, insertEmail, listHeldEmailIds, type NewEmail } from '../db/emails';
+import { getSettings } from '../db/settings';
 
 /** The queue carries only the id: the row in D1 is the single source of truth for content and status. */
 export type MailJob = { emailId: string };
 
-/** Stores the email as QUEUED and hands it to the delivery queue; nothing is left behind if either step fails. */
-export async function enqueueEmail(env: Bindings, email: NewEmail): Promise<void> {
-  await insertEmail(env.DB, email);
+const job = (emailId: string) => ({ body: { emailId } satisfies MailJob, contentType: 'json' as const });
+
+/**
+ * Stores the email as QUEUED and hands it to the delivery queue; nothing is left behind if either
+ * step fails. A held email (freeze mode) gets no queue message until the operator unfreezes.
+ */
+export async function enqueueEmail(env: Bindings, email: NewEmail, held: boolean): Promise<void> {
+  await insertEmail(env.DB, email, held);
+  if (held) {
+    // The operator may have unfrozen between our settings read and the insert: release it then.
+    if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
+    return;
+  }
   try {
     await env.MAIL_QUEUE.send({ emailId: email.id } satisfies MailJob, { contentType: 'json' });
   } catch (error) {
     await deleteEmail(env.DB, email.id);
     throw error;
+  }
+}
+
+/**
+ * Queues every held email, oldest first, 100 per queue batch. A held row is cleared only after its
+ * message was produced, so a failure part-way leaves the rest held for the next release (nothing is
+ * lost; a duplicate message is harmless because the consumer leases and checks status).
+ */
+export async function releaseHeldMail(env: Bindings): Promise<number> {
+  let released = 0;
+  for (;;) {
+    const ids = await listHeldEmailIds(env.DB, 100);
+    if (ids.length === 0) return released;
+    await env.MAIL_QUEUE.sendBatch(ids.map(job));
+    await clearHeld(env.DB, ids);
+    released += ids.length;
   }
 }

@@ -15,6 +15,7 @@ import {
   keyIdParam,
   updateSettingsBody,
 } from '../schemas/admin';
+import { releaseHeldMail } from '../queue/producer';
 import { validate } from '../validation';
 
 async function requireAccount(db: D1Database, accountId: string) {
@@ -62,5 +63,7 @@ export const adminRoutes = new Hono<AppEnv>()
   .get('/settings', async (c) => c.json({ success: true, data: settingsView(await getSettings(c.env.DB)) }))
   .put('/settings', validate('json', updateSettingsBody), async (c) => {
     const settings = await updateSettings(c.env.DB, c.req.valid('json'));
+    // Unfreezing releases every held email (also when it was not frozen: releasing is idempotent).
+    if (!settings.frozen) await releaseHeldMail(c.env);
     return c.json({ success: true, data: settingsView(settings) });
   });

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { call, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
+import { call, expectError, inbox, newAccount, uniqueAddress, sendLogTotal, waitForInbox } from '../support/api';
 
 const withKey = (key: string) => ({ 'Idempotency-Key': key });
-
-async function sendLogTotal(mailKey: string): Promise<number> {
-  return (await call('GET', '/api/v1/emails', { token: mailKey })).json.data.total;
-}
 
 describe('Idempotency-Key on POST /api/v1/emails', () => {
   it('replays the first response for the same key and body, and sends one mail', async () => {

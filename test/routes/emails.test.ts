@@ -2,15 +2,11 @@ import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
-import { call, expectError, inbox, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
+import { call, expectError, inbox, newAccount, uniqueAddress, sendLogTotal, waitForInbox, waitForStatus } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
 
 const queue = (token: string, body: unknown, headers?: Record<string, string>) =>
   call('POST', '/api/v1/emails', { token, body, headers });
-
-async function sendLogTotal(mailKey: string): Promise<number> {
-  return (await call('GET', '/api/v1/emails', { token: mailKey })).json.data.total;
-}
 
 describe('POST /api/v1/emails', () => {
   it('queues an email that arrives with the right envelope, headers and parts, then shows SENT', async () => {

@@ -5,6 +5,7 @@ import {
   expectError,
   inbox,
   newAccount,
+  sendLogTotal,
   uniqueAddress,
   waitForInbox,
   waitForStatus,
@@ -34,13 +35,6 @@ async function createTemplate(key: string, input: TemplateInput = {}) {
 
 async function getTemplate(key: string, id: string) {
   return call('GET', `/api/v1/templates/${id}`, { token: key });
-}
-
-/** Number of emails in the account's send log. */
-async function sendLogTotal(account: TestAccount): Promise<number> {
-  const res = await call('GET', '/api/v1/emails', { token: account.mailKey });
-  expect(res.status).toBe(200);
-  return res.json.data.total as number;
 }
 
 describe('POST /api/v1/templates (create)', () => {
@@ -594,7 +588,7 @@ describe('POST /api/v1/templates/send', () => {
       htmlBody: '<p>Use {{couponCode}}</p>',
       textBody: 'Use {{couponCode}}',
     });
-    const before = await sendLogTotal(account);
+    const before = await sendLogTotal(account.mailKey);
     const res = await call('POST', '/api/v1/templates/send', {
       token: account.mailKey,
       body: { to: uniqueAddress(), templateId: template.id, vars: { orderNumber: '42' } },
@@ -602,7 +596,7 @@ describe('POST /api/v1/templates/send', () => {
     expectError(res, 400, 'INVALID_INPUT');
     expect(res.json.error.message).toContain('couponCode');
     expect(res.json.error.message).not.toContain('orderNumber');
-    expect(await sendLogTotal(account)).toBe(before);
+    expect(await sendLogTotal(account.mailKey)).toBe(before);
   });
 
   it('400 INVALID_INPUT naming every missing variable when vars are absent', async () => {
@@ -611,7 +605,7 @@ describe('POST /api/v1/templates/send', () => {
       subject: 'Order {{orderNumber}}',
       textBody: 'Use {{couponCode}}',
     });
-    const before = await sendLogTotal(account);
+    const before = await sendLogTotal(account.mailKey);
     const res = await call('POST', '/api/v1/templates/send', {
       token: account.mailKey,
       body: { to: uniqueAddress(), templateId: template.id },
@@ -619,20 +613,20 @@ describe('POST /api/v1/templates/send', () => {
     expectError(res, 400, 'INVALID_INPUT');
     expect(res.json.error.message).toContain('couponCode');
     expect(res.json.error.message).toContain('orderNumber');
-    expect(await sendLogTotal(account)).toBe(before);
+    expect(await sendLogTotal(account.mailKey)).toBe(before);
   });
 
   it('400 INVALID_INPUT when a variable brings CR/LF into the subject, and nothing is queued', async () => {
     const account = await newAccount();
     const template = await createTemplate(account.mailKey, { subject: 'Hello {{name}}', textBody: 'Hi {{name}}' });
-    const before = await sendLogTotal(account);
+    const before = await sendLogTotal(account.mailKey);
     const res = await call('POST', '/api/v1/templates/send', {
       token: account.mailKey,
       body: { to: uniqueAddress(), templateId: template.id, vars: { name: 'Eve\r\nBcc: victim@example.com' } },
     });
     expectError(res, 400, 'INVALID_INPUT');
     expect(res.json.error.message).toMatch(/subject/);
-    expect(await sendLogTotal(account)).toBe(before);
+    expect(await sendLogTotal(account.mailKey)).toBe(before);
   });
 
   it('a variable with a line break in the text body only is accepted', async () => {
@@ -651,14 +645,14 @@ describe('POST /api/v1/templates/send', () => {
 
   it('400 INVALID_INPUT naming templateId when it is missing', async () => {
     const account = await newAccount();
-    const before = await sendLogTotal(account);
+    const before = await sendLogTotal(account.mailKey);
     const res = await call('POST', '/api/v1/templates/send', {
       token: account.mailKey,
       body: { to: uniqueAddress(), vars: { name: 'x' } },
     });
     expectError(res, 400, 'INVALID_INPUT');
     expect(res.json.error.message).toMatch(/templateId/);
-    expect(await sendLogTotal(account)).toBe(before);
+    expect(await sendLogTotal(account.mailKey)).toBe(before);
   });
 
   const invalidPayloads: [string, (templateId: string) => unknown, RegExp][] = [
@@ -677,23 +671,23 @@ describe('POST /api/v1/templates/send', () => {
     it(`400 INVALID_INPUT when ${what}`, async () => {
       const account = await newAccount();
       const template = await createTemplate(account.mailKey);
-      const before = await sendLogTotal(account);
+      const before = await sendLogTotal(account.mailKey);
       const res = await call('POST', '/api/v1/templates/send', { token: account.mailKey, body: body(template.id) });
       expectError(res, 400, 'INVALID_INPUT');
       expect(res.json.error.message).toMatch(field);
-      expect(await sendLogTotal(account)).toBe(before);
+      expect(await sendLogTotal(account.mailKey)).toBe(before);
     });
   }
 
   it('404 TEMPLATE_NOT_FOUND for an unknown template', async () => {
     const account = await newAccount();
-    const before = await sendLogTotal(account);
+    const before = await sendLogTotal(account.mailKey);
     const res = await call('POST', '/api/v1/templates/send', {
       token: account.mailKey,
       body: { to: uniqueAddress(), templateId: 'tpl_doesnotexist000000' },
     });
     expectError(res, 404, 'TEMPLATE_NOT_FOUND');
-    expect(await sendLogTotal(account)).toBe(before);
+    expect(await sendLogTotal(account.mailKey)).toBe(before);
   });
 
   it("404 TEMPLATE_NOT_FOUND for another account's template, and nothing is queued", async () => {
@@ -705,8 +699,8 @@ describe('POST /api/v1/templates/send', () => {
       body: { to: uniqueAddress(), templateId: template.id, vars: { name: 'x' } },
     });
     expectError(res, 404, 'TEMPLATE_NOT_FOUND');
-    expect(await sendLogTotal(stranger)).toBe(0);
-    expect(await sendLogTotal(owner)).toBe(0);
+    expect(await sendLogTotal(stranger.mailKey)).toBe(0);
+    expect(await sendLogTotal(owner.mailKey)).toBe(0);
   });
 
   it("403 SENDER_NOT_VERIFIED with another account's senderEmailId, and nothing is queued", async () => {
@@ -718,7 +712,7 @@ describe('POST /api/v1/templates/send', () => {
       body: { to: uniqueAddress(), templateId: template.id, vars: { name: 'x' }, senderEmailId: other.senderId },
     });
     expectError(res, 403, 'SENDER_NOT_VERIFIED');
-    expect(await sendLogTotal(account)).toBe(0);
+    expect(await sendLogTotal(account.mailKey)).toBe(0);
   });
 
   it('403 SENDER_NOT_VERIFIED with an unknown senderEmailId', async () => {
@@ -830,7 +824,7 @@ describe('POST /api/v1/templates/send-test', () => {
     const res = await call('POST', '/api/v1/templates/send-test', { token: account.mailKey, body: {} });
     expectError(res, 400, 'INVALID_INPUT');
     expect(res.json.error.message).toMatch(/^to\b/);
-    expect(await sendLogTotal(account)).toBe(0);
+    expect(await sendLogTotal(account.mailKey)).toBe(0);
   });
 
   it('400 INVALID_INPUT for an invalid recipient or an empty list', async () => {
@@ -845,7 +839,7 @@ describe('POST /api/v1/templates/send-test', () => {
       400,
       'INVALID_INPUT',
     );
-    expect(await sendLogTotal(account)).toBe(0);
+    expect(await sendLogTotal(account.mailKey)).toBe(0);
   });
 
   it("403 SENDER_NOT_VERIFIED with another account's senderEmailId, and nothing is queued", async () => {
@@ -856,6 +850,6 @@ describe('POST /api/v1/templates/send-test', () => {
       body: { to: uniqueAddress(), senderEmailId: other.senderId },
     });
     expectError(res, 403, 'SENDER_NOT_VERIFIED');
-    expect(await sendLogTotal(account)).toBe(0);
+    expect(await sendLogTotal(account.mailKey)).toBe(0);
   });
 });

@@ -135,3 +135,10 @@ export function expectError(res: ApiResponse, status: number, code: string) {
     body: { success: false, error: { code, message: expect.any(String) } },
   });
 }
+
+/** How many emails the account's send log holds. */
+export async function sendLogTotal(mailKey: string): Promise<number> {
+  const res = await call('GET', '/api/v1/emails', { token: mailKey });
+  expect(res.status).toBe(200);
+  return res.json.data.total;
+}

@@ -4,6 +4,10 @@ import type { AppEnv } from './env';
 import { ApiError, errorBody } from './errors';
 import { newId } from './ids';
 import { adminRoutes } from './routes/admin';
+import { backendOtpRoutes } from './routes/backend-otp';
+import { emailVerificationRoutes } from './routes/email-verification';
+import { instantOtpRoutes, legacyOtpRoutes, otpCors } from './routes/instant-otp';
+import { verifyPageRoutes } from './routes/verify-page';
 import { emailRoutes } from './routes/emails';
 import { metaRoutes } from './routes/meta';
 import { templateRoutes } from './routes/templates';
@@ -38,9 +42,17 @@ export function buildApp() {
     c.res.headers.set('X-Request-Id', requestId);
   });
 
+  app.use('/api/v1/instant-otp/*', otpCors);
+  app.use('/api/v1/otp/*', otpCors);
+
   app.route('/', metaRoutes);
+  app.route('/', verifyPageRoutes);
   app.route('/api/v1/emails', emailRoutes);
   app.route('/api/v1/templates', templateRoutes);
+  app.route('/api/v1/instant-otp', instantOtpRoutes);
+  app.route('/api/v1/otp', legacyOtpRoutes);
+  app.route('/api/v1/backend-otp', backendOtpRoutes);
+  app.route('/api/v1/email-verification', emailVerificationRoutes);
   app.route('/admin/v1', adminRoutes);
 
   app.notFound((c) => {

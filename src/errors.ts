@@ -32,7 +32,13 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly extra: { details?: ErrorDetail[]; resetAt?: string; headers?: Record<string, string> } = {},
+    readonly extra: {
+      details?: ErrorDetail[];
+      resetAt?: string;
+      headers?: Record<string, string>;
+      /** For the hosted verify page; not part of the JSON body. */
+      attemptsLeft?: number;
+    } = {},
   ) {
     super(message);
     this.name = 'ApiError';

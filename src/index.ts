@@ -18,4 +18,5 @@ export default {
   },
 } satisfies ExportedHandler<Bindings, MailJob>;
 
+export { OtpSession } from './durable-objects/otp-session';
 export { RateCounter } from './durable-objects/rate-counter';

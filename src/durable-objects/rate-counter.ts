@@ -33,6 +33,14 @@ export class RateCounter extends DurableObject {
     return this.decide(limit, windowSeconds, now, allowed);
   }
 
+  /** The current state, without counting. */
+  peek(limit: number, windowSeconds: number): RateDecision {
+    const now = Date.now();
+    this.ctx.storage.sql.exec('DELETE FROM hits WHERE at <= ?', now - windowSeconds * 1000);
+    const used = this.ctx.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM hits').one().n;
+    return this.decide(limit, windowSeconds, now, used < limit);
+  }
+
   private decide(limit: number, windowSeconds: number, now: number, allowed: boolean): RateDecision {
     const sql = this.ctx.storage.sql;
     const row = sql.exec<{ n: number; oldest: number | null }>('SELECT COUNT(*) AS n, MIN(at) AS oldest FROM hits').one();

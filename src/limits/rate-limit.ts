@@ -10,6 +10,9 @@ export const BUCKETS = {
   'mail-key': { limitVar: 'RATE_MAIL_PER_KEY', fallback: 120, windowSeconds: 60 },
   'mail-ip': { limitVar: 'RATE_MAIL_PER_IP', fallback: 240, windowSeconds: 60 },
   read: { limitVar: 'RATE_READ_PER_CREDENTIAL', fallback: 600, windowSeconds: 60 },
+  'otp-send-credential': { limitVar: 'RATE_OTP_SEND_PER_CREDENTIAL', fallback: 60, windowSeconds: 60 },
+  'otp-send-recipient': { limitVar: 'RATE_OTP_SEND_PER_RECIPIENT', fallback: 5, windowSeconds: 600 },
+  'otp-fails-recipient': { limitVar: 'RATE_OTP_FAILS_PER_RECIPIENT', fallback: 20, windowSeconds: 3600 },
 } as const satisfies Record<string, { limitVar: keyof Bindings; fallback: number; windowSeconds: number }>;
 
 export type BucketName = keyof typeof BUCKETS;
@@ -19,10 +22,17 @@ function bucketLimit(env: Bindings, bucket: BucketName): number {
   return Number.isFinite(configured) && configured >= 0 ? configured : BUCKETS[bucket].fallback;
 }
 
-/** Counts one hit in the counter object of this bucket and subject. */
+const counter = (env: Bindings, bucket: BucketName, subject: string) =>
+  env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(`${bucket}:${subject}`));
+
+/** Counts one hit in the counter object of this bucket and subject (refused hits are not counted). */
 export async function hitBucket(env: Bindings, bucket: BucketName, subject: string): Promise<RateDecision> {
-  const stub = env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(`${bucket}:${subject}`));
-  return stub.hit(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds);
+  return counter(env, bucket, subject).hit(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds);
+}
+
+/** The bucket's state without counting (for limits on failures, counted only after they happen). */
+export async function peekBucket(env: Bindings, bucket: BucketName, subject: string): Promise<RateDecision> {
+  return counter(env, bucket, subject).peek(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds);
 }
 
 function rateHeaders(decision: RateDecision): Record<string, string> {
@@ -37,27 +47,32 @@ function rateHeaders(decision: RateDecision): Record<string, string> {
  * Applies the decisions (the tightest one is reported in RateLimit-* headers); throws 429 with
  * Retry-After when any bucket is full.
  */
-export function applyDecisions(c: Context, decisions: RateDecision[], code: 'RATE_LIMITED' | 'OTP_RATE_LIMITED') {
+export type RateLimitCode = 'RATE_LIMITED' | 'OTP_RATE_LIMITED';
+
+export function rateLimitError(code: RateLimitCode, decision: RateDecision, message?: string): ApiError {
+  return new ApiError(code, message ?? 'Too many requests: slow down and retry after the time in Retry-After', {
+    headers: { ...rateHeaders(decision), 'Retry-After': String(Math.max(decision.resetSeconds, 1)) },
+  });
+}
+
+export function applyDecisions(c: Context, decisions: RateDecision[], code: RateLimitCode) {
   const refused = decisions.filter((d) => !d.allowed).sort((a, b) => b.resetSeconds - a.resetSeconds)[0];
-  if (refused) {
-    throw new ApiError(code, 'Too many requests: slow down and retry after the time in Retry-After', {
-      headers: { ...rateHeaders(refused), 'Retry-After': String(refused.resetSeconds) },
-    });
-  }
+  if (refused) throw rateLimitError(code, refused);
   const tightest = decisions.reduce((a, b) => (b.remaining < a.remaining ? b : a));
   for (const [name, value] of Object.entries(rateHeaders(tightest))) c.header(name, value);
 }
 
+const ROUTE_BUCKETS = { mail: 'mail-key', read: 'read', 'otp-send': 'otp-send-credential' } as const;
+
 /**
- * Route-level limits, declared after the auth guard: `mail` (routes 1, 3, 4: per key and per client IP)
- * and `read` (list and get routes: per credential).
+ * Route-level limits, declared after the auth guard: `mail` (routes 1, 3, 4: per key and per client
+ * IP), `read` (lists and gets: per credential) and `otp-send` (OTP sends: per credential).
  */
-export const rateLimit = (kind: 'mail' | 'read') =>
+export const rateLimit = (kind: keyof typeof ROUTE_BUCKETS, code: RateLimitCode = 'RATE_LIMITED') =>
   createMiddleware<AppEnv>(async (c, next) => {
-    const credentialId = c.var.credential.id;
-    const checks = [hitBucket(c.env, kind === 'mail' ? 'mail-key' : 'read', credentialId)];
+    const checks = [hitBucket(c.env, ROUTE_BUCKETS[kind], c.var.credential.id)];
     const ip = clientIp(c);
     if (kind === 'mail' && ip) checks.push(hitBucket(c.env, 'mail-ip', ip));
-    applyDecisions(c, await Promise.all(checks), 'RATE_LIMITED');
+    applyDecisions(c, await Promise.all(checks), code);
     await next();
   });

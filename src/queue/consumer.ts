@@ -3,7 +3,8 @@ import type { Bindings } from '../env';
 import { claimForDelivery, holdEmail, markUndeliverable, recordDeliveryOutcome, type EmailRecord } from '../db/emails';
 import { getSettings } from '../db/settings';
 import { classifySmtpError, SmtpConnection, type OutgoingMail, type SmtpOutcome } from '../mail/smtp';
-import type { MailJob } from './producer';
+import { resendOtp } from '../otp/engine';
+import type { EmailJob, MailJob, OtpRetryJob } from './producer';
 
 /** Long enough for a connect and a send, each bounded by the SMTP timeout. */
 const DELIVERY_LEASE_SECONDS = 60;
@@ -42,6 +43,10 @@ export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindin
       const retry = () => message.retry({ delaySeconds: retryDelaySeconds(message.attempts, retryBase(env)) });
       if (!config) {
         retry();
+        continue;
+      }
+      if ('kind' in message.body) {
+        await retryOtpMail(message as Message<OtpRetryJob>, env, retry);
         continue;
       }
       const claim = await claimForDelivery(env.DB, message.body.emailId, DELIVERY_LEASE_SECONDS);
@@ -85,10 +90,22 @@ export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindin
   }
 }
 
-/** Messages whose retries ran out: the email is FAILED with its last reply. */
+/** OTP mail is sent on its own connection: it is rare here (only after a failed in-request send). */
+async function retryOtpMail(message: Message<OtpRetryJob>, env: Bindings, retry: () => void): Promise<void> {
+  let outcome: SmtpOutcome;
+  try {
+    outcome = await resendOtp(env, message.body);
+  } catch (error) {
+    outcome = classifySmtpError(error);
+  }
+  if (outcome.kind === 'transient') retry();
+  else message.ack();
+}
+
+/** Messages whose retries ran out: the email is FAILED with its last reply (an OTP mail just expires). */
 export async function handleDeadLetters(batch: MessageBatch<MailJob>, env: Bindings): Promise<void> {
   for (const message of batch.messages) {
-    await markUndeliverable(env.DB, message.body.emailId);
+    if (!('kind' in message.body)) await markUndeliverable(env.DB, (message.body as EmailJob).emailId);
     message.ack();
   }
 }

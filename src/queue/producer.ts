@@ -1,11 +1,30 @@
-import type { Bindings } from '../env';
+import type { Mailbox } from '../config';
 import { clearHeld, deleteEmail, insertEmail, listHeldEmailIds, type NewEmail } from '../db/emails';
 import { getSettings } from '../db/settings';
+import type { Bindings } from '../env';
 
 /** The queue carries only the id: the row in D1 is the single source of truth for content and status. */
-export type MailJob = { emailId: string };
+export type EmailJob = { emailId: string };
 
-const job = (emailId: string) => ({ body: { emailId } satisfies MailJob, contentType: 'json' as const });
+/**
+ * An OTP mail that could not go out within the request. It carries no code: the retry sets a fresh
+ * code on the session and mails that one.
+ */
+export type OtpRetryJob = {
+  kind: 'otp';
+  sessionId: string;
+  accountId: string;
+  email: string;
+  subject: string;
+  verificationLine?: string;
+  digits: number;
+  expiresAt: number;
+  from: Mailbox;
+};
+
+export type MailJob = EmailJob | OtpRetryJob;
+
+const job = (emailId: string) => ({ body: { emailId } satisfies EmailJob, contentType: 'json' as const });
 
 /**
  * Stores the email as QUEUED and hands it to the delivery queue; nothing is left behind if either
@@ -19,7 +38,7 @@ export async function enqueueEmail(env: Bindings, email: NewEmail, held: boolean
     return;
   }
   try {
-    await env.MAIL_QUEUE.send({ emailId: email.id } satisfies MailJob, { contentType: 'json' });
+    await env.MAIL_QUEUE.send({ emailId: email.id } satisfies EmailJob, { contentType: 'json' });
   } catch (error) {
     await deleteEmail(env.DB, email.id);
     throw error;

@@ -4,7 +4,7 @@ import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, wait
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
-import { call, expectError, newAccount, uniqueAddress, type ApiResponse } from '../support/api';
+import { call, expectError, newAccount, sendLogTotal, uniqueAddress, type ApiResponse } from '../support/api';
 
 type RequestOptions = { token?: string; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string> };
 
@@ -80,12 +80,6 @@ function expectRateHeaders(res: ApiResponse, limit: number, remaining: number) {
   expect(res.headers.get('RateLimit-Limit')).toBe(String(limit));
   expect(res.headers.get('RateLimit-Remaining')).toBe(String(remaining));
   expectSecondsHeader(res, 'RateLimit-Reset', 0, 60);
-}
-
-async function sendLogTotal(mailKey: string): Promise<number> {
-  const res = await call('GET', '/api/v1/emails', { token: mailKey });
-  expect(res.status).toBe(200);
-  return res.json.data.total;
 }
 
 describe('mail bucket per API key (default RATE_MAIL_PER_KEY = 120 / minute)', () => {

@@ -2,7 +2,7 @@
 // with PUT /admin/v1/settings { dailyAllowance }; null = unlimited.
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { admin, call, expectError, inbox, newAccount, uniqueAddress, waitForInbox, type ApiResponse } from '../support/api';
+import { admin, call, expectError, inbox, newAccount, sendLogTotal, uniqueAddress, waitForInbox, type ApiResponse } from '../support/api';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -30,12 +30,6 @@ async function usedToday(): Promise<number> {
 /** Allows exactly `room` more recipients today. */
 async function allowMore(room: number) {
   await setAllowance((await usedToday()) + room);
-}
-
-async function sendLogTotal(mailKey: string): Promise<number> {
-  const res = await call('GET', '/api/v1/emails', { token: mailKey });
-  expect(res.status).toBe(200);
-  return res.json.data.total;
 }
 
 const nextUtcMidnight = (ms: number) => {

@@ -1,0 +1,37 @@
+import type { OtpChannel } from '../durable-objects/otp-session';
+import { newId } from '../ids';
+
+export type OtpVerification = { id: string; email: string; sentAt: string; verifiedAt: string };
+
+type Row = { id: string; email: string; sent_at: string; verified_at: string };
+
+const toVerification = (row: Row): OtpVerification => ({
+  id: row.id,
+  email: row.email,
+  sentAt: row.sent_at,
+  verifiedAt: row.verified_at,
+});
+
+export async function recordVerification(
+  db: D1Database,
+  entry: { accountId: string; channel: OtpChannel; sessionId: string; email: string; sentAt: string; verifiedAt: string },
+): Promise<void> {
+  await db
+    .prepare(
+      'INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    )
+    .bind(newId('ver'), entry.accountId, entry.channel, entry.sessionId, entry.email, entry.sentAt, entry.verifiedAt)
+    .run();
+}
+
+/** Newest first. */
+export async function listVerifications(db: D1Database, accountId: string, channel: OtpChannel, limit: number) {
+  const rows = await db
+    .prepare(
+      `SELECT id, email, sent_at, verified_at FROM otp_verifications WHERE account_id = ? AND channel = ?
+       ORDER BY verified_at DESC, id DESC LIMIT ?`,
+    )
+    .bind(accountId, channel, limit)
+    .all<Row>();
+  return rows.results.map(toVerification);
+}

@@ -1,0 +1,192 @@
+// The one OTP engine behind every flavour (instant, legacy alias, backend, email verification).
+// Routes map auth, request and response shapes; generation, storage, sending and checking live here.
+import { defaultSender, requireSmtp, type Mailbox } from '../config';
+import { recordVerification, listVerifications } from '../db/otp-history';
+import { findSenderByEmail } from '../db/senders';
+import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-session';
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { newId, nowIso } from '../ids';
+import { hitBucket, peekBucket, rateLimitError, type RateLimitCode } from '../limits/rate-limit';
+import { sendOnce } from '../mail/smtp';
+import type { OtpRetryJob } from '../queue/producer';
+import { generateCode, hashCode, SESSION_ID } from './codes';
+import { DEFAULT_OTP_SUBJECT, renderOtpMail } from './mail';
+
+export type OtpSendRequest = {
+  email: string;
+  expiresInSeconds: number;
+  otpDigits: number;
+  subject?: string;
+  verificationLine?: string;
+  from?: string;
+};
+
+export type OtpSendResult = { sessionId: string; expiresAt: string; email: string; sent: boolean };
+
+/** Who is asking: the account, the flavour's channel, and the 429 code its routes use. */
+export type OtpCaller = { accountId: string; channel: OtpChannel; rateLimitCode: RateLimitCode };
+
+function pepper(env: Bindings): string {
+  if (!env.OTP_PEPPER) throw new Error('OTP_PEPPER is not configured');
+  return env.OTP_PEPPER;
+}
+
+const session = (env: Bindings, sessionId: string) => env.OTP_SESSION.get(env.OTP_SESSION.idFromName(sessionId));
+
+const recipientKey = (accountId: string, email: string) => `${accountId}:${email.toLowerCase()}`;
+
+function maxAttempts(env: Bindings): number {
+  const configured = Number(env.OTP_MAX_ATTEMPTS);
+  return Number.isInteger(configured) && configured > 0 ? configured : 5;
+}
+
+async function resolveFrom(env: Bindings, accountId: string, from: string | undefined): Promise<Mailbox> {
+  if (!from) return defaultSender(env);
+  const sender = await findSenderByEmail(env.DB, accountId, from);
+  if (!sender || !sender.verified) throw new ApiError('SENDER_NOT_VERIFIED', 'from: not a verified sender of this account');
+  return { email: sender.email, name: sender.name };
+}
+
+/** Creates a session and mails its code within the request (OTP mail is URGENT: freeze never holds it). */
+export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSendRequest): Promise<OtpSendResult> {
+  const smtp = requireSmtp(env);
+  const perRecipient = await hitBucket(env, 'otp-send-recipient', recipientKey(caller.accountId, request.email));
+  if (!perRecipient.allowed) {
+    throw rateLimitError(caller.rateLimitCode, perRecipient, 'Too many codes sent to this address: retry after Retry-After');
+  }
+  const from = await resolveFrom(env, caller.accountId, request.from);
+  const sessionId = newId('otp');
+  const code = generateCode(request.otpDigits);
+  const expiresAt = Date.now() + request.expiresInSeconds * 1000;
+  await session(env, sessionId).create({
+    accountId: caller.accountId,
+    channel: caller.channel,
+    email: request.email,
+    codeHash: await hashCode(pepper(env), sessionId, code),
+    digits: request.otpDigits,
+    expiresAt,
+    maxAttempts: maxAttempts(env),
+  });
+
+  const subject = request.subject ?? DEFAULT_OTP_SUBJECT;
+  const { text, html } = renderOtpMail({ code, verificationLine: request.verificationLine, expiresInSeconds: request.expiresInSeconds });
+  const outcome = await sendOnce(smtp, {
+    from,
+    to: [request.email],
+    subject,
+    text,
+    html,
+    messageId: `<${sessionId}@${from.email.split('@').pop()}>`,
+  });
+  if (outcome.kind === 'transient') {
+    // The code is not kept anywhere: the retry mails a fresh code for the same session.
+    const job: OtpRetryJob = {
+      kind: 'otp',
+      sessionId,
+      accountId: caller.accountId,
+      email: request.email,
+      subject,
+      verificationLine: request.verificationLine,
+      digits: request.otpDigits,
+      expiresAt,
+      from,
+    };
+    await env.MAIL_QUEUE.send(job, { contentType: 'json' });
+  }
+  return { sessionId, expiresAt: nowIso(new Date(expiresAt)), email: request.email, sent: outcome.kind === 'accepted' };
+}
+
+/** Mails a fresh code for a pending session (queue retry of an OTP mail that could not go out). */
+export async function resendOtp(env: Bindings, job: OtpRetryJob) {
+  const remainingSeconds = Math.floor((job.expiresAt - Date.now()) / 1000);
+  const code = generateCode(job.digits);
+  const rotated =
+    remainingSeconds > 0 &&
+    (await session(env, job.sessionId).rotateCode(job.accountId, await hashCode(pepper(env), job.sessionId, code)));
+  if (!rotated) return { kind: 'accepted' as const }; // verified, expired or gone: nothing to send
+  const { text, html } = renderOtpMail({ code, verificationLine: job.verificationLine, expiresInSeconds: remainingSeconds });
+  return sendOnce(requireSmtp(env), {
+    from: job.from,
+    to: [job.email],
+    subject: job.subject,
+    text,
+    html,
+    messageId: `<${job.sessionId}@${job.from.email.split('@').pop()}>`,
+  });
+}
+
+export type OtpVerifyRequest = { sessionId: string; email: string; code: string };
+
+const notFound = () => new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session, or it has expired or been used');
+
+/**
+ * Checks a code. `accountId` null = the hosted verify page (no credential). Throws the contract's
+ * errors; returns the outcome for the hosted page to show.
+ */
+export async function verifyOtp(
+  env: Bindings,
+  caller: { accountId: string | null; channel: OtpChannel },
+  request: OtpVerifyRequest,
+): Promise<Extract<VerifyOutcome, { result: 'verified' }>> {
+  if (!SESSION_ID.test(request.sessionId)) throw notFound();
+  if (!/^[0-9]{4,10}$/.test(request.code)) throw new ApiError('INVALID_CODE', 'code: expected the digits of the code');
+  const stub = session(env, request.sessionId);
+  let accountId = caller.accountId;
+  if (accountId === null) {
+    // The hosted page learns the account from the session, for the per-recipient failure cap.
+    accountId = (await stub.owner(caller.channel)) ?? null;
+    if (accountId === null) throw notFound();
+  }
+  const failures = await peekBucket(env, 'otp-fails-recipient', recipientKey(accountId, request.email));
+  if (!failures.allowed) throw rateLimitError('RATE_LIMITED', failures, 'Too many failed codes for this address');
+
+  const outcome = await stub.verify({
+    accountId,
+    channel: caller.channel,
+    email: request.email,
+    codeLength: request.code.length,
+    codeHash: await hashCode(pepper(env), request.sessionId, request.code),
+  });
+  switch (outcome.result) {
+    case 'verified':
+      await recordVerification(env.DB, {
+        accountId,
+        channel: caller.channel,
+        sessionId: request.sessionId,
+        email: outcome.email,
+        sentAt: nowIso(new Date(outcome.sentAt)),
+        verifiedAt: nowIso(new Date(outcome.verifiedAt)),
+      });
+      return outcome;
+    case 'wrong':
+      await hitBucket(env, 'otp-fails-recipient', recipientKey(accountId, request.email));
+      throw new ApiError(
+        'INVALID_CODE',
+        outcome.attemptsLeft > 0
+          ? `code: wrong code; ${outcome.attemptsLeft} attempt${outcome.attemptsLeft === 1 ? '' : 's'} left`
+          : 'code: wrong code; no attempts left, the session is locked',
+        { attemptsLeft: outcome.attemptsLeft },
+      );
+    case 'malformed':
+      throw new ApiError('INVALID_CODE', 'code: expected the digits of the code');
+    case 'locked':
+      throw rateLimitError(
+        'RATE_LIMITED',
+        { allowed: false, limit: maxAttempts(env), remaining: 0, resetSeconds: outcome.retryAfterSeconds },
+        'Too many wrong codes: this session is locked; request a new code',
+      );
+    default:
+      throw notFound();
+  }
+}
+
+/** Successful verifications, newest first; `limit` clamped to 1-100 (default 50). */
+export async function otpHistory(env: Bindings, accountId: string, channel: OtpChannel, limit: number) {
+  return listVerifications(env.DB, accountId, channel, Math.min(Math.max(Math.trunc(limit) || 50, 1), 100));
+}
+
+export async function otpStatus(env: Bindings, accountId: string | null, channel: OtpChannel, sessionId: string) {
+  if (!SESSION_ID.test(sessionId)) return null;
+  return session(env, sessionId).status(accountId, channel);
+}

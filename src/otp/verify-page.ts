@@ -1,0 +1,99 @@
+// The hosted email-verification page: plain HTML that works without JavaScript (a form POST);
+// a small script, allowed by a per-response nonce, submits in place and announces the result.
+import { escapeHtml } from '../mail/template';
+
+export type PageState =
+  | { kind: 'form' }
+  | { kind: 'verified' }
+  | { kind: 'wrong'; attemptsLeft: number }
+  | { kind: 'invalid' }
+  | { kind: 'locked' }
+  | { kind: 'expired' };
+
+export function stateMessage(state: PageState): { tone: 'info' | 'success' | 'error'; text: string } {
+  switch (state.kind) {
+    case 'form':
+      return { tone: 'info', text: 'Enter the code we emailed you.' };
+    case 'verified':
+      return { tone: 'success', text: 'Your email address is verified. You can close this page.' };
+    case 'wrong':
+      return {
+        tone: 'error',
+        text:
+          state.attemptsLeft > 0
+            ? `That code is not right. ${state.attemptsLeft} attempt${state.attemptsLeft === 1 ? '' : 's'} left.`
+            : 'That code is not right, and there are no attempts left. Request a new code.',
+      };
+    case 'invalid':
+      return { tone: 'error', text: 'Enter the code as digits only.' };
+    case 'locked':
+      return { tone: 'error', text: 'Too many wrong codes. This code is locked; request a new one.' };
+    case 'expired':
+      return { tone: 'error', text: 'This code has expired or is no longer valid. Request a new one.' };
+  }
+}
+
+const SCRIPT = `
+const form = document.getElementById('verify-form');
+const status = document.getElementById('status');
+form.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const button = form.querySelector('button');
+  button.disabled = true;
+  try {
+    const res = await fetch(form.action, {
+      method: 'POST',
+      headers: { Accept: 'application/json' },
+      body: new URLSearchParams(new FormData(form)),
+    });
+    const result = await res.json();
+    status.textContent = result.message;
+    status.className = 'status ' + result.tone;
+    if (result.done) form.remove();
+  } catch {
+    form.submit();
+  } finally {
+    button.disabled = false;
+  }
+});`;
+
+export function renderVerifyPage(options: { sessionId: string; email: string; state: PageState; nonce: string }) {
+  const { tone, text } = stateMessage(options.state);
+  const done = ['verified', 'locked', 'expired'].includes(options.state.kind);
+  const form = done
+    ? ''
+    : `<form id="verify-form" method="post" action="/verify" novalidate>
+  <input type="hidden" name="sessionId" value="${escapeHtml(options.sessionId)}">
+  <label for="email">Email address</label>
+  <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(options.email)}">
+  <label for="code">Verification code</label>
+  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="10" required autofocus>
+  <button type="submit">Verify</button>
+</form>
+<script nonce="${options.nonce}">${SCRIPT}</script>`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Verify your email address</title>
+<style nonce="${options.nonce}">
+body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
+label{display:block;margin-top:1rem;font-weight:600}
+input{display:block;width:100%;box-sizing:border-box;font-size:1.1rem;padding:.5rem;margin-top:.25rem}
+#code{letter-spacing:.3rem;font-family:monospace}
+button{margin-top:1.25rem;font-size:1.1rem;padding:.5rem 1.5rem}
+.status{padding:.75rem;border-radius:.25rem;background:#eef3fb}
+.status.success{background:#e6f4ea;color:#0b5b21}.status.error{background:#fdecea;color:#8a1c12}
+</style>
+</head>
+<body>
+<main>
+<h1>Verify your email address</h1>
+<p id="status" class="status ${tone}" role="status" aria-live="polite">${escapeHtml(text)}</p>
+${form}
+</main>
+</body>
+</html>`;
+}

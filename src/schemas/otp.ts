@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { emailAddress, envelope, resourceId, subjectText } from './common';
+
+const expiresInSeconds = z
+  .number({ error: 'expected a number of seconds' })
+  .int('expected a whole number')
+  .min(60, 'must be 60-3600')
+  .max(3600, 'must be 60-3600')
+  .default(600);
+const otpDigits = z.number({ error: 'expected a number' }).int('expected a whole number').min(4, 'must be 4-10').max(10, 'must be 4-10').default(6);
+const verificationLine = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(500, 'must be at most 500 characters')
+  .refine((value) => !/[\r\n\0]/.test(value), 'must not contain line breaks');
+
+/** POST /api/v1/otp/send (legacy alias): the smallest body. */
+export const legacySendBody = z.strictObject({ email: emailAddress, expiresInSeconds, otpDigits });
+
+/** POST /api/v1/backend-otp/send and /api/v1/email-verification/send */
+export const serverSendBody = legacySendBody.extend({ subject: subjectText.optional(), verificationLine: verificationLine.optional() });
+
+/** POST /api/v1/instant-otp/send: also a `from` override (a verified sender of the account). */
+export const instantSendBody = serverSendBody.extend({ from: emailAddress.optional() });
+
+/** Every verify route. The code's format is checked by the engine (400 INVALID_CODE, no attempt used). */
+export const verifyBody = z.strictObject({
+  sessionId: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  email: z.string().min(1, 'must not be empty').max(254, 'must be at most 254 characters'),
+  code: z.string().max(32, 'must be at most 32 characters'),
+});
+
+/** History lists clamp `limit` to 1-100 instead of rejecting it (decisions.md). */
+export const historyQuery = z.object({
+  limit: z
+    .string()
+    .optional()
+    .transform((value) => Math.min(Math.max(Number.parseInt(value ?? '', 10) || 50, 1), 100)),
+});
+
+export const sessionIdParam = z.object({ sessionId: resourceId });
+
+const sendData = z.object({ sessionId: z.string(), expiresAt: z.string(), email: z.string(), sent: z.boolean() });
+export const instantSendResponse = envelope(sendData);
+export const legacySendResponse = envelope(sendData.omit({ email: true }));
+export const emailVerificationSendResponse = envelope(sendData.extend({ hostedVerifyUrl: z.string() }));
+export const verifyResponse = envelope(z.object({ verified: z.boolean() }));
+const historyEntry = z.object({ id: z.string(), email: z.string(), sentAt: z.string(), verifiedAt: z.string() });
+export const historyResponse = envelope(z.object({ verifications: z.array(historyEntry) }));
+export const legacyHistoryResponse = envelope(z.object({ verifications: z.array(historyEntry.omit({ sentAt: true })) }));
+export const verificationStatusResponse = envelope(
+  z.object({
+    sessionId: z.string(),
+    email: z.string(),
+    status: z.enum(['pending', 'verified', 'locked', 'expired']),
+    expiresAt: z.string(),
+    verifiedAt: z.string().optional(),
+  }),
+);

@@ -51,11 +51,11 @@ async function resolveFrom(env: Bindings, accountId: string, from: string | unde
 /** Creates a session and mails its code within the request (OTP mail is URGENT: freeze never holds it). */
 export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSendRequest): Promise<OtpSendResult> {
   const smtp = requireSmtp(env);
+  const from = await resolveFrom(env, caller.accountId, request.from);
   const perRecipient = await hitBucket(env, 'otp-send-recipient', recipientKey(caller.accountId, request.email));
   if (!perRecipient.allowed) {
     throw rateLimitError(caller.rateLimitCode, perRecipient, 'Too many codes sent to this address: retry after Retry-After');
   }
-  const from = await resolveFrom(env, caller.accountId, request.from);
   const sessionId = newId('otp');
   const code = generateCode(request.otpDigits);
   const expiresAt = Date.now() + request.expiresInSeconds * 1000;

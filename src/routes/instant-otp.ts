@@ -13,7 +13,7 @@ import { validate } from '../validation';
 /** Preflight from any origin; no credentials (decisions.md). */
 export const otpCors = cors({
   origin: '*',
-  allowHeaders: ['Authorization', 'Content-Type', 'X-Otp-Secret', 'Idempotency-Key'],
+  allowHeaders: ['Authorization', 'Content-Type', 'X-Otp-Secret'],
   allowMethods: ['GET', 'POST', 'OPTIONS'],
   maxAge: 600,
 });

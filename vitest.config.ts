@@ -1,31 +1,53 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  plugins: [
-    cloudflareTest(async ({ inject }) => ({
-      wrangler: { configPath: './wrangler.toml' },
-      miniflare: {
-        bindings: {
-          SMTP_HOST: '127.0.0.1',
-          SMTP_PORT: String(inject('smtpPort')),
-          SMTP_SECURE: 'none',
-          INBOX_URL: inject('inboxUrl'),
-          ADMIN_TOKEN: 'test-admin-token',
-          OTP_PEPPER: 'test-pepper',
-          PUBLIC_BASE_URL: 'http://postcode.test',
-          // Retries without waiting, so retry-to-dead-letter runs end to end in seconds.
-          MAIL_RETRY_BASE_SECONDS: '0',
-          TEST_MIGRATIONS: await readD1Migrations('./migrations'),
+  test: {
+    projects: [
+      {
+        // Unit and integration tests inside workerd.
+        extends: false,
+        plugins: [
+          cloudflareTest(async ({ inject }) => ({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                SMTP_HOST: '127.0.0.1',
+                SMTP_PORT: String(inject('smtpPort')),
+                SMTP_SECURE: 'none',
+                INBOX_URL: inject('inboxUrl'),
+                ADMIN_TOKEN: 'test-admin-token',
+                OTP_PEPPER: 'test-pepper',
+                PUBLIC_BASE_URL: 'http://postcode.test',
+                // Retries without waiting, so retry-to-dead-letter runs end to end in seconds.
+                MAIL_RETRY_BASE_SECONDS: '0',
+                TEST_MIGRATIONS: await readD1Migrations('./migrations'),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: 'workers',
+          globalSetup: ['./test/support/node/global-setup.ts'],
+          setupFiles: ['./test/support/apply-migrations.ts'],
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/e2e/**'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
         },
       },
-    })),
-  ],
-  test: {
-    globalSetup: ['./test/support/node/global-setup.ts'],
-    setupFiles: ['./test/support/apply-migrations.ts'],
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+      {
+        // End to end in Node: the service as `npm start` runs it, driven by a real headless Chromium.
+        extends: false,
+        test: {
+          name: 'e2e',
+          environment: 'node',
+          globalSetup: ['./test/e2e/global-setup.ts'],
+          include: ['test/e2e/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
   },
 });

@@ -142,3 +142,16 @@ export async function sendLogTotal(mailKey: string): Promise<number> {
   expect(res.status).toBe(200);
   return res.json.data.total;
 }
+
+/**
+ * The one-time code mailed to `to`: the line of the text part that is exactly `digits` digits, taken
+ * from the newest of at least `count` mails (waits for them to arrive).
+ */
+export async function codeFromInbox(to: string, digits = 6, count = 1): Promise<string> {
+  const mails = await waitForInbox(to, count);
+  const text = mails[mails.length - 1]!.text;
+  const line = new RegExp(`^[0-9]{${digits}}$`);
+  const code = text.split(/\r?\n/).map((l) => l.trim()).find((l) => line.test(l));
+  if (!code) throw new Error(`no ${digits}-digit code line in the mail to ${to}: ${JSON.stringify(text)}`);
+  return code;
+}

@@ -18,8 +18,10 @@ export const BUCKETS = {
 export type BucketName = keyof typeof BUCKETS;
 
 function bucketLimit(env: Bindings, bucket: BucketName): number {
-  const configured = Number(env[BUCKETS[bucket].limitVar]);
-  return Number.isFinite(configured) && configured >= 0 ? configured : BUCKETS[bucket].fallback;
+  const raw = String(env[BUCKETS[bucket].limitVar] ?? '').trim();
+  const configured = Number(raw);
+  // An unset or empty var means the default, not a limit of 0.
+  return raw !== '' && Number.isInteger(configured) && configured >= 0 ? configured : BUCKETS[bucket].fallback;
 }
 
 const counter = (env: Bindings, bucket: BucketName, subject: string) =>

@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { SCOPES } from '../db/credentials';
 import { parseIpRange } from '../auth/ip-allowlist';
 import { isSafeDisplayName } from '../mail/address';
-import { emailAddress, resourceId } from './common';
+import { emailAddress, label, resourceId } from './common';
 
-const label = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 
 export const createAccountBody = z.strictObject({ name: label });
 

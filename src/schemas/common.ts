@@ -32,7 +32,19 @@ export const recipients = z
   )
   .transform(uniqueAddresses);
 
-export const templateVars = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
 /** Success envelope schema for documentation and contract tests. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
+
+/** Names and labels (accounts, keys, templates, senders): one line of text, no control characters. */
+export const label = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .refine((value) => !/[\x00-\x1f\x7f]/.test(value), 'must not contain control characters or line breaks');
+
+/** Mail bodies may hold any text but NUL, which SMTP cannot carry. */
+export const bodyText = z.string().refine((value) => !value.includes('\0'), 'must not contain NUL characters');
+
+/** `vars`: flat values only (nested values → 400). */
+export const templateVars = z.record(z.string(), z.union([bodyText, z.number(), z.boolean()]));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envelope, priority, recipients, resourceId, subjectText, templateVars } from './common';
+import { bodyText, envelope, priority, recipients, resourceId, subjectText, templateVars } from './common';
 import { queryInt } from '../validation';
 
 const imageUrl = z
@@ -11,8 +11,8 @@ export const queueEmailBody = z
   .strictObject({
     to: recipients,
     subject: subjectText,
-    html: z.string().optional(),
-    text: z.string().optional(),
+    html: bodyText.optional(),
+    text: bodyText.optional(),
     imageUrl: imageUrl.optional(),
     templateId: resourceId.optional(),
     vars: templateVars.optional(),

@@ -1,20 +1,18 @@
 import { z } from 'zod';
-import { envelope, priority, recipients, resourceId, subjectText, templateVars } from './common';
-
-const templateName = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+import { bodyText, envelope, label, priority, recipients, resourceId, subjectText, templateVars } from './common';
 
 /** POST /api/v1/templates */
 export const createTemplateBody = z
-  .strictObject({ name: templateName, subject: subjectText, htmlBody: z.string().optional(), textBody: z.string().optional() })
+  .strictObject({ name: label, subject: subjectText, htmlBody: bodyText.optional(), textBody: bodyText.optional() })
   .refine((body) => body.htmlBody || body.textBody, { message: 'htmlBody or textBody is required', path: ['htmlBody'] });
 
 /** PUT /api/v1/templates/{templateId} */
 export const updateTemplateBody = z
   .strictObject({
-    name: templateName.optional(),
+    name: label.optional(),
     subject: subjectText.optional(),
-    htmlBody: z.string().optional(),
-    textBody: z.string().optional(),
+    htmlBody: bodyText.optional(),
+    textBody: bodyText.optional(),
   })
   .refine((body) => Object.keys(body).length > 0, { message: 'expected at least one field to change', path: ['name'] });
 
@@ -24,8 +22,8 @@ export const templateSendBody = z.strictObject({
   templateId: resourceId,
   vars: templateVars.optional(),
   subject: subjectText.optional(),
-  html: z.string().optional(),
-  text: z.string().optional(),
+  html: bodyText.optional(),
+  text: bodyText.optional(),
   priority: priority.optional(),
   senderEmailId: resourceId.optional(),
 });

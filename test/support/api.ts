@@ -1,5 +1,7 @@
 // Test helpers: requests through the real worker (D1, queues, SMTP), accounts with fresh keys, the inbox.
+import { createExecutionContext } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
+import { buildApp } from '../../src/app';
 import { expect } from 'vitest';
 
 export const ADMIN_TOKEN = 'test-admin-token';
@@ -12,6 +14,8 @@ type CallOptions = {
   /** Sent as is, instead of JSON-encoding `body`. */
   rawBody?: BodyInit;
   headers?: Record<string, string>;
+  /** Run against these bindings (e.g. other limits) instead of the worker's own. */
+  bindings?: Cloudflare.Env;
 };
 
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
@@ -22,7 +26,10 @@ export async function call(method: string, path: string, options: CallOptions = 
     body = JSON.stringify(options.body);
     headers['Content-Type'] ??= 'application/json';
   }
-  const res = await exports.default.fetch(new Request(`http://postcode.test${path}`, { method, headers, body }));
+  const request = new Request(`http://postcode.test${path}`, { method, headers, body });
+  const res = options.bindings
+    ? await buildApp().fetch(request, options.bindings, createExecutionContext())
+    : await exports.default.fetch(request);
   const text = await res.text();
   let json: unknown = null;
   try {

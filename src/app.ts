@@ -5,6 +5,7 @@ import { ApiError, errorBody } from './errors';
 import { newId } from './ids';
 import { adminRoutes } from './routes/admin';
 import { backendOtpRoutes } from './routes/backend-otp';
+import { docsRoutes } from './routes/docs';
 import { emailVerificationRoutes } from './routes/email-verification';
 import { instantOtpRoutes, legacyOtpRoutes, otpCors } from './routes/instant-otp';
 import { verifyPageRoutes } from './routes/verify-page';
@@ -47,6 +48,7 @@ export function buildApp() {
 
   app.route('/', metaRoutes);
   app.route('/', verifyPageRoutes);
+  app.route('/', docsRoutes);
   app.route('/api/v1/emails', emailRoutes);
   app.route('/api/v1/templates', templateRoutes);
   app.route('/api/v1/instant-otp', instantOtpRoutes);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SCOPES } from '../db/credentials';
 import { parseIpRange } from '../auth/ip-allowlist';
 import { isSafeDisplayName } from '../mail/address';
-import { emailAddress, label, resourceId } from './common';
+import { emailAddress, envelope, label, resourceId } from './common';
 
 
 export const createAccountBody = z.strictObject({ name: label });
@@ -35,3 +35,14 @@ export const updateSettingsBody = z.strictObject({
 
 export const accountIdParam = z.object({ accountId: resourceId });
 export const keyIdParam = z.object({ keyId: resourceId });
+
+export const accountResponse = envelope(z.object({ id: z.string(), name: z.string() }));
+export const apiKeyCreatedResponse = envelope(z.object({ id: z.string(), key: z.string(), scopes: z.array(z.enum(SCOPES)) }));
+export const apiKeyRevokedResponse = envelope(z.object({ id: z.string(), revoked: z.literal(true) }));
+export const otpTokenCreatedResponse = envelope(
+  z.object({ id: z.string(), token: z.string(), analyticsSecret: z.string(), allowedIps: z.array(z.string()) }),
+);
+export const senderResponse = envelope(z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }));
+export const settingsResponse = envelope(
+  z.object({ frozen: z.boolean(), dailyAllowance: z.number().nullable(), updatedAt: z.string() }),
+);

@@ -57,3 +57,6 @@ export const verificationStatusResponse = envelope(
     verifiedAt: z.string().optional(),
   }),
 );
+
+/** GET /verify (the hosted page); an unknown or missing id shows the "expired" state. */
+export const verifyPageQuery = z.object({ sessionId: z.string().optional() });

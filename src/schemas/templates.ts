@@ -53,3 +53,4 @@ export const templateListResponse = envelope(
 export const templateResponse = envelope(templateDetail);
 export const templateCreatedResponse = envelope(templateDetail.extend({ updatedAt: z.string() }));
 export const templateQueuedResponse = envelope(z.object({ id: z.string(), status: z.literal('QUEUED'), templateId: z.string() }));
+export const templateDeletedResponse = envelope(z.object({ id: z.string(), deleted: z.literal(true) }));

@@ -181,9 +181,9 @@ export async function verifyOtp(
   }
 }
 
-/** Successful verifications, newest first; `limit` clamped to 1-100 (default 50). */
+/** Successful verifications, newest first; `limit` clamped to 1-100 (the query schema defaults it to 50). */
 export async function otpHistory(env: Bindings, accountId: string, channel: OtpChannel, limit: number) {
-  return listVerifications(env.DB, accountId, channel, Math.min(Math.max(Math.trunc(limit) || 50, 1), 100));
+  return listVerifications(env.DB, accountId, channel, Math.min(Math.max(Math.trunc(limit), 1), 100));
 }
 
 export async function otpStatus(env: Bindings, accountId: string | null, channel: OtpChannel, sessionId: string) {

@@ -10,6 +10,11 @@ export type PageState =
   | { kind: 'locked' }
   | { kind: 'expired' };
 
+/** States after which the form is gone: nothing more can be entered for this session. */
+export function isFinal(state: PageState): boolean {
+  return state.kind === 'verified' || state.kind === 'locked' || state.kind === 'expired' || (state.kind === 'wrong' && state.attemptsLeft === 0);
+}
+
 export function stateMessage(state: PageState): { tone: 'info' | 'success' | 'error'; text: string } {
   switch (state.kind) {
     case 'form':
@@ -47,6 +52,7 @@ form.addEventListener('submit', async (event) => {
       body: new URLSearchParams(new FormData(form)),
     });
     const result = await res.json();
+    if (typeof result.message !== 'string') throw new Error('unexpected reply');
     status.textContent = result.message;
     status.className = 'status ' + result.tone;
     if (result.done) form.remove();
@@ -59,13 +65,12 @@ form.addEventListener('submit', async (event) => {
 
 export function renderVerifyPage(options: { sessionId: string; email: string; state: PageState; nonce: string }) {
   const { tone, text } = stateMessage(options.state);
-  const done = ['verified', 'locked', 'expired'].includes(options.state.kind);
-  const form = done
+  const form = isFinal(options.state)
     ? ''
     : `<form id="verify-form" method="post" action="/verify" novalidate>
   <input type="hidden" name="sessionId" value="${escapeHtml(options.sessionId)}">
   <label for="email">Email address</label>
-  <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(options.email)}">
+  <input id="email" name="email" type="email" autocomplete="email" maxlength="254" required value="${escapeHtml(options.email)}">
   <label for="code">Verification code</label>
   <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="10" required autofocus>
   <button type="submit">Verify</button>

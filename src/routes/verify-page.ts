@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../env';
 import { ApiError } from '../errors';
 import { otpStatus, verifyOtp } from '../otp/engine';
-import { renderVerifyPage, stateMessage, type PageState } from '../otp/verify-page';
+import { isFinal, renderVerifyPage, stateMessage, type PageState } from '../otp/verify-page';
 
 const MAX_FORM_BYTES = 4096;
 
@@ -57,8 +57,7 @@ export const verifyPageRoutes = new Hono<AppEnv>()
     const state = await attempt(c, sessionId, email, (form.get('code') ?? '').trim());
     if ((c.req.header('Accept') ?? '').includes('application/json')) {
       const { tone, text } = stateMessage(state);
-      const done = ['verified', 'locked', 'expired'].includes(state.kind);
-      return c.json({ state: state.kind, done, tone, message: text }, 200, { 'Cache-Control': 'no-store' });
+      return c.json({ state: state.kind, done: isFinal(state), tone, message: text }, 200, { 'Cache-Control': 'no-store' });
     }
     return page(c, sessionId, email, state);
   });

@@ -35,7 +35,10 @@ export const historyQuery = z.object({
   limit: z
     .string()
     .optional()
-    .transform((value) => Math.min(Math.max(Number.parseInt(value ?? '', 10) || 50, 1), 100)),
+    .transform((value) => {
+      const limit = Number.parseInt(value ?? '', 10);
+      return Number.isNaN(limit) ? 50 : Math.min(Math.max(limit, 1), 100);
+    }),
 });
 
 export const sessionIdParam = z.object({ sessionId: resourceId });

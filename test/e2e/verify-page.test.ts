@@ -1,0 +1,214 @@
+// The hosted email-verification page in a real headless Chromium, against the service started by
+// ./global-setup.ts (scripts/start.mjs: wrangler dev + maildev). Send → code from the inbox → wrong code
+// (attempts left) → right code (success) → the status route says verified; with and without JavaScript.
+import { randomUUID } from 'node:crypto';
+import { chromium, type Browser, type Page, type Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+const service = inject('e2e');
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+type SendData = { sessionId: string; email: string; sent: boolean; expiresAt: string; hostedVerifyUrl: string };
+type StatusData = { sessionId: string; email: string; status: string; expiresAt: string; verifiedAt?: string };
+type MaildevMail = { to: { address: string }[]; subject: string; text: string };
+
+async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; data: T }> {
+  const res = await fetch(service.baseUrl + path, {
+    method: init.method ?? 'GET',
+    headers: {
+      Authorization: `Bearer ${service.serverOtpKey}`,
+      ...(init.body ? { 'Content-Type': 'application/json' } : {}),
+    },
+    body: init.body ? JSON.stringify(init.body) : undefined,
+  });
+  const json = (await res.json()) as { data: T };
+  return { status: res.status, data: json.data };
+}
+
+async function sendVerification(email: string): Promise<SendData> {
+  const { status, data } = await api<SendData>('/api/v1/email-verification/send', { method: 'POST', body: { email } });
+  expect(status).toBe(200);
+  expect(data.sent).toBe(true);
+  return data;
+}
+
+/** The code from the mail maildev received for this (unique) address. */
+async function codeFromInbox(email: string): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const mails = (await (await fetch(`${service.inboxUrl}/email`)).json()) as MaildevMail[];
+    const mail = mails.find((m) => m.to.some((to) => to.address.toLowerCase() === email.toLowerCase()));
+    if (mail) {
+      const code = /^\s*(\d{4,10})\s*$/m.exec(mail.text)?.[1];
+      if (!code) throw new Error(`no code in the mail to ${email}: ${JSON.stringify(mail.text)}`);
+      return code;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`no mail for ${email} in maildev`);
+}
+
+async function verificationStatus(sessionId: string): Promise<StatusData> {
+  const { status, data } = await api<StatusData>(`/api/v1/email-verification/${sessionId}`);
+  expect(status).toBe(200);
+  return data;
+}
+
+/** Same length, different last digit. */
+const wrongCodeFor = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
+
+const uniqueEmail = (tag: string) => `e2e-${tag}-${randomUUID().slice(0, 8)}@example.com`;
+
+function expectSecurityHeaders(response: Response | null) {
+  expect(response).not.toBeNull();
+  const headers = response!.headers();
+  const csp = headers['content-security-policy'] ?? '';
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).toMatch(/script-src 'nonce-[^']+'/);
+  expect(csp).not.toContain('unsafe-inline');
+  expect(headers['x-frame-options']).toBe('DENY');
+  expect(headers['x-content-type-options']).toBe('nosniff');
+  expect(headers['cache-control']).toContain('no-store');
+}
+
+/** Labels, autocomplete and keyboard hints of the form, and a polite live status region. */
+async function expectAccessibleForm(page: Page) {
+  const email = page.getByLabel('Email address');
+  expect(await email.getAttribute('type')).toBe('email');
+  expect(await email.getAttribute('autocomplete')).toBe('email');
+  const code = page.getByLabel('Verification code');
+  expect(await code.getAttribute('autocomplete')).toBe('one-time-code');
+  expect(await code.getAttribute('inputmode')).toBe('numeric');
+  expect(await page.locator('label[for="code"]').count()).toBe(1);
+  const status = page.getByRole('status');
+  expect(await status.getAttribute('aria-live')).toBe('polite');
+  expect(await status.textContent()).toBe('Enter the code we emailed you.');
+}
+
+const isVerifyPost = (r: Response) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/verify';
+
+/** Fills the form and submits it with the Verify button; resolves with the POST /verify response. */
+async function submit(page: Page, email: string, code: string): Promise<Response> {
+  await page.getByLabel('Email address').fill(email);
+  await page.getByLabel('Verification code').fill(code);
+  const [response] = await Promise.all([page.waitForResponse(isVerifyPost), page.getByRole('button', { name: 'Verify' }).click()]);
+  return response;
+}
+
+async function statusText(page: Page, contains: string): Promise<string> {
+  const status = page.getByRole('status').filter({ hasText: contains });
+  await status.waitFor({ timeout: 10_000 });
+  return (await status.textContent()) ?? '';
+}
+
+describe('hosted verify page in headless Chromium', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('with JavaScript: wrong code shows attempts left, right code shows success in place, status is verified', async () => {
+    const email = uniqueEmail('js');
+    const sent = await sendVerification(email);
+    expect(sent.hostedVerifyUrl).toBe(`${service.baseUrl}/verify?sessionId=${sent.sessionId}`);
+    const code = await codeFromInbox(email);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const consoleErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(error.message));
+    const documentRequests: string[] = [];
+    page.on('request', (request) => {
+      if (request.resourceType() === 'document') documentRequests.push(`${request.method()} ${request.url()}`);
+    });
+
+    const response = await page.goto(sent.hostedVerifyUrl);
+    expect(response?.status()).toBe(200);
+    expectSecurityHeaders(response);
+    await expectAccessibleForm(page);
+
+    // Wrong code: the page's script posts it with fetch (not a form navigation) and announces the result.
+    const wrong = await submit(page, email, wrongCodeFor(code));
+    expect(wrong.request().resourceType()).toBe('fetch');
+    expect(wrong.request().headers()['accept']).toContain('application/json');
+    expect(await statusText(page, 'attempts left')).toBe('That code is not right. 4 attempts left.');
+    expect(await page.getByRole('status').getAttribute('class')).toContain('error');
+    expect((await verificationStatus(sent.sessionId)).status).toBe('pending');
+
+    // Right code: success in place, the form is gone.
+    const right = await submit(page, email.toUpperCase(), code);
+    expect(right.request().resourceType()).toBe('fetch');
+    expect(await statusText(page, 'verified')).toBe('Your email address is verified. You can close this page.');
+    expect(await page.getByRole('status').getAttribute('class')).toContain('success');
+    expect(await page.locator('form').count()).toBe(0);
+
+    // The inline script ran under the CSP: no reload, no navigation, no violation reports.
+    expect(page.url()).toBe(sent.hostedVerifyUrl);
+    expect(documentRequests).toEqual([`GET ${sent.hostedVerifyUrl}`]);
+    expect(consoleErrors).toEqual([]);
+
+    const status = await verificationStatus(sent.sessionId);
+    expect(status).toMatchObject({ sessionId: sent.sessionId, email, status: 'verified' });
+    expect(status.verifiedAt).toEqual(expect.any(String));
+
+    // Reloading the link after success shows the outcome, not the form.
+    await page.reload();
+    expect(await statusText(page, 'verified')).toContain('Your email address is verified');
+    expect(await page.locator('form').count()).toBe(0);
+    await context.close();
+  });
+
+  it('without JavaScript: the same through plain form POSTs', async () => {
+    const email = uniqueEmail('nojs');
+    const sent = await sendVerification(email);
+    const code = await codeFromInbox(email);
+
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    const response = await page.goto(sent.hostedVerifyUrl);
+    expect(response?.status()).toBe(200);
+    expectSecurityHeaders(response);
+    await expectAccessibleForm(page);
+
+    // Wrong code: a real form POST (a document navigation) renders the page again with the result.
+    const wrong = await submit(page, email, wrongCodeFor(code));
+    expect(wrong.request().resourceType()).toBe('document');
+    expect(wrong.request().headers()['content-type']).toContain('application/x-www-form-urlencoded');
+    expect(wrong.status()).toBe(200);
+    expectSecurityHeaders(wrong);
+    await page.waitForLoadState('domcontentloaded');
+    expect(await statusText(page, 'attempts left')).toBe('That code is not right. 4 attempts left.');
+    expect(await page.getByLabel('Email address').inputValue()).toBe(email);
+    expect(await page.getByLabel('Verification code').inputValue()).toBe('');
+    expect((await verificationStatus(sent.sessionId)).status).toBe('pending');
+
+    // Right code: success page, no form.
+    const right = await submit(page, email, code);
+    expect(right.request().resourceType()).toBe('document');
+    expectSecurityHeaders(right);
+    await page.waitForLoadState('domcontentloaded');
+    expect(await statusText(page, 'verified')).toBe('Your email address is verified. You can close this page.');
+    expect(await page.locator('form').count()).toBe(0);
+
+    const status = await verificationStatus(sent.sessionId);
+    expect(status).toMatchObject({ sessionId: sent.sessionId, email, status: 'verified' });
+    await context.close();
+  });
+});

@@ -82,7 +82,7 @@ function operationObject(operation: Operation) {
       [String(success.status)]:
         'schema' in success
           ? { description: 'Success', content: { 'application/json': { schema: toSchema(success.schema, 'output') } } }
-          : { description: success.description, content: { [success.contentType]: { schema: { type: 'string' } } } },
+          : { description: success.description, content: { [success.contentType]: { schema: { type: success.contentType === 'application/json' ? 'object' : 'string' } } } },
       ...errorResponses(operation.errors),
     },
   };

@@ -1,37 +1,13 @@
 // Rate limits (decisions.md "Rate limits"): the mail bucket per API key and per client IP, the read bucket
 // per credential, the order of checks, and the RateCounter Durable Object that holds every counter.
-import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app';
-import { call, expectError, newAccount, sendLogTotal, uniqueAddress, type ApiResponse } from '../support/api';
+import { call,
+  fetchWith, expectError, newAccount, sendLogTotal, uniqueAddress, type ApiResponse } from '../support/api';
 
 type RequestOptions = { token?: string; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string> };
 
-const app = buildApp();
-
-/** A request through the app with some Worker vars changed (e.g. a smaller bucket). */
-async function fetchWith(vars: Partial<Cloudflare.Env>, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.Authorization ??= `Bearer ${options.token}`;
-  let body: BodyInit | undefined = options.rawBody;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['Content-Type'] ??= 'application/json';
-  }
-  const request = new Request(`http://postcode.test${path}`, { method, headers, body });
-  const ctx = createExecutionContext();
-  const res = await app.fetch(request, { ...env, ...vars }, ctx);
-  await waitOnExecutionContext(ctx);
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = text;
-  }
-  return { status: res.status, headers: res.headers, json };
-}
 
 /** A client address no other test uses (counters are shared by the tests of this file). */
 function uniqueIp(): string {

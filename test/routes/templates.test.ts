@@ -9,7 +9,6 @@ import {
   uniqueAddress,
   waitForInbox,
   waitForStatus,
-  type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
 

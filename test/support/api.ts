@@ -1,5 +1,5 @@
 // Test helpers: requests through the real worker (D1, queues, SMTP), accounts with fresh keys, the inbox.
-import { createExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { buildApp } from '../../src/app';
 import { expect } from 'vitest';
@@ -27,9 +27,14 @@ export async function call(method: string, path: string, options: CallOptions = 
     headers['Content-Type'] ??= 'application/json';
   }
   const request = new Request(`http://postcode.test${path}`, { method, headers, body });
-  const res = options.bindings
-    ? await buildApp().fetch(request, options.bindings, createExecutionContext())
-    : await exports.default.fetch(request);
+  let res: Response;
+  if (options.bindings) {
+    const ctx = createExecutionContext();
+    res = await buildApp().fetch(request, options.bindings, ctx);
+    await waitOnExecutionContext(ctx);
+  } else {
+    res = await exports.default.fetch(request);
+  }
   const text = await res.text();
   let json: unknown = null;
   try {
@@ -39,6 +44,10 @@ export async function call(method: string, path: string, options: CallOptions = 
   }
   return { status: res.status, headers: res.headers, json };
 }
+
+/** A request through the app with some Worker vars changed (e.g. a smaller rate-limit bucket). */
+export const fetchWith = (vars: Partial<Cloudflare.Env>, method: string, path: string, options: Omit<CallOptions, 'bindings'> = {}) =>
+  call(method, path, { ...options, bindings: { ...env, ...vars } });
 
 export const admin = (method: string, path: string, body?: unknown) => call(method, path, { token: ADMIN_TOKEN, body });
 

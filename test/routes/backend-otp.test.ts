@@ -1,6 +1,5 @@
 // Backend OTP (routes 13-15): server to server with a server_otp key; interface-v1.md endpoints 13-15,
 // decisions.md "One-time codes" and "Rate limits".
-import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   admin,
@@ -15,6 +14,7 @@ import {
   type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
+import { seedVerifications, wrongCode, type SeededVerification } from '../support/otp';
 
 const SEND = '/api/v1/backend-otp/send';
 const VERIFY = '/api/v1/backend-otp/verify';
@@ -35,7 +35,7 @@ async function sendAndRead(token: string, email: string, extra: Record<string, u
   return { sessionId: res.json.data.sessionId as string, code, res };
 }
 
-const wrong = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
+const wrong = wrongCode;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** POST with some Worker vars changed. */
@@ -304,21 +304,10 @@ describe('GET /api/v1/backend-otp/verifications', () => {
 
   describe('limit is clamped to 1-100 (default 50)', () => {
     let account: TestAccount;
-    const rows = Array.from({ length: 120 }, (_, i) => ({
-      email: `bseed${i}@example.com`,
-      sentAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000 - 30_000).toISOString(),
-      verifiedAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
-    }));
+    let rows: SeededVerification[] = [];
     beforeAll(async () => {
       account = await newAccount('backend history limits');
-      const insert = env.DB.prepare(
-        'INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      );
-      await env.DB.batch(
-        rows.map((r, i) =>
-          insert.bind(`ver_seed${crypto.randomUUID().slice(0, 12)}`, account.accountId, 'backend', `otp_seed${i}`, r.email, r.sentAt, r.verifiedAt),
-        ),
-      );
+      rows = await seedVerifications(account.accountId, 'backend', 120, 'bseed');
     });
     const newest = (n: number) => rows.slice(-n).reverse().map((r) => r.email);
     for (const [query, max] of [

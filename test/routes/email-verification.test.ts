@@ -1,10 +1,11 @@
 // Email verification (routes 16, 17), its status route GET /api/v1/email-verification/{sessionId} and the
 // hosted verify page (/verify): interface-v1.md endpoints 16-17, decisions.md "One-time codes".
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import { env, exports } from 'cloudflare:workers';
+import { runDurableObjectAlarm } from 'cloudflare:test';
+import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, codeFromInbox, fetchWith, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
+import { expireSession, sessionStub, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/email-verification/send';
 const VERIFY = '/api/v1/email-verification/verify';
@@ -25,13 +26,8 @@ async function sendAndRead(token: string, email: string, extra: Record<string, u
   return { sessionId: res.json.data.sessionId as string, expiresAt: res.json.data.expiresAt as string, code };
 }
 
-const wrong = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
+const wrong = wrongCode;
 
-const sessionStub = (sessionId: string) => env.OTP_SESSION.get(env.OTP_SESSION.idFromName(sessionId));
-const expireSession = (sessionId: string) =>
-  runInDurableObject(sessionStub(sessionId), (_instance, state) => {
-    state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 60_000);
-  });
 
 /** The hosted page's form, posted like a browser without JavaScript. */
 const postForm = (fields: Record<string, string>) =>

@@ -1,7 +1,6 @@
 // Instant OTP (routes 7, 8, 9) and the legacy aliases (10, 11, 12): interface-v1.md endpoints 7-12 and
 // Authentication; decisions.md "Authentication", "One-time codes", "Rate limits".
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   admin,
@@ -17,6 +16,7 @@ import {
   type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
+import { expireSession, seedVerifications, sessionStub, wrongCode, type SeededVerification } from '../support/otp';
 
 const SEND = '/api/v1/instant-otp/send';
 const VERIFY = '/api/v1/instant-otp/verify';
@@ -45,16 +45,7 @@ async function sendAndRead(token: string, email: string, extra: Record<string, u
   return { sessionId: res.json.data.sessionId as string, code, res };
 }
 
-/** A code of the same length that is not the right one. */
-const wrong = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
-
-const sessionStub = (sessionId: string) => env.OTP_SESSION.get(env.OTP_SESSION.idFromName(sessionId));
-
-async function expireSession(sessionId: string) {
-  await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
-    state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 60_000);
-  });
-}
+const wrong = wrongCode;
 
 const storedRows = (sessionId: string) =>
   runInDurableObject(sessionStub(sessionId), (_instance, state) =>
@@ -618,21 +609,10 @@ describe('GET /api/v1/instant-otp/verifications and /api/v1/otp/verifications', 
   describe('limit is clamped to 1-100 (default 50)', () => {
     // 120 verifications of one account, seeded straight into D1 (a minute apart).
     let account: TestAccount;
-    const rows = Array.from({ length: 120 }, (_, i) => ({
-      email: `seed${i}@example.com`,
-      sentAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000 - 30_000).toISOString(),
-      verifiedAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
-    }));
+    let rows: SeededVerification[] = [];
     beforeAll(async () => {
       account = await newAccount('history limits');
-      const insert = env.DB.prepare(
-        'INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      );
-      await env.DB.batch(
-        rows.map((r, i) =>
-          insert.bind(`ver_seed${crypto.randomUUID().slice(0, 12)}`, account.accountId, 'instant', `otp_seed${i}`, r.email, r.sentAt, r.verifiedAt),
-        ),
-      );
+      rows = await seedVerifications(account.accountId, 'instant', 120, 'seed');
     });
     const newest = (n: number) => rows.slice(-n).reverse().map((r) => r.email);
     const cases: [string, number][] = [

@@ -1,0 +1,34 @@
+// OTP test helpers shared by the route tests: session objects, expiry, wrong codes, seeded history.
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import type { OtpChannel } from '../../src/durable-objects/otp-session';
+
+/** A code of the same length that is not the right one. */
+export const wrongCode = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
+
+export const sessionStub = (sessionId: string) => env.OTP_SESSION.get(env.OTP_SESSION.idFromName(sessionId));
+
+/** Moves the session's expiry into the past (the session's own clock decides expiry). */
+export async function expireSession(sessionId: string) {
+  await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
+    state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 60_000);
+  });
+}
+
+export type SeededVerification = { email: string; sentAt: string; verifiedAt: string };
+
+/** `count` verifications a minute apart, written straight into D1 (history limit tests). */
+export async function seedVerifications(accountId: string, channel: OtpChannel, count: number, prefix: string) {
+  const rows: SeededVerification[] = Array.from({ length: count }, (_, i) => ({
+    email: `${prefix}${i}@example.com`,
+    sentAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000 - 30_000).toISOString(),
+    verifiedAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+  }));
+  const insert = env.DB.prepare(
+    'INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  await env.DB.batch(
+    rows.map((r, i) => insert.bind(`ver_seed${crypto.randomUUID().slice(0, 12)}`, accountId, channel, `otp_seed${i}`, r.email, r.sentAt, r.verifiedAt)),
+  );
+  return rows;
+}

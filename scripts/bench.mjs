@@ -134,7 +134,9 @@ function treeRssMiB(pid) {
 // ---- load ---------------------------------------------------------------------------------------
 function run(options) {
   return new Promise((resolvePromise, reject) => {
-    autocannon({ url: baseUrl, connections: CONNECTIONS, duration: DURATION, ...options }, (error, result) =>
+    // A run is either timed (`duration`) or counted (`amount`).
+    const shape = options.amount ? {} : { duration: DURATION };
+    autocannon({ url: baseUrl, connections: CONNECTIONS, ...shape, ...options }, (error, result) =>
       error ? reject(error) : resolvePromise(result),
     );
   });
@@ -283,7 +285,6 @@ async function main() {
     const perRound = Math.floor(verifiable.length / ROUNDS);
     let verifySeq = 0;
     const verify = await rounds('POST /api/v1/instant-otp/verify', () => ({
-      duration: undefined,
       amount: perRound,
       requests: [
         {

@@ -17,6 +17,9 @@ const SKIP_INBOX = process.env.POSTCODE_NO_INBOX === '1';
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const baseUrl = `http://127.0.0.1:${PORT}`;
 const children = [];
+// Children find the project's Node 22 (the `node` devDependency) first, even if this script was run
+// with another Node directly.
+const PATH = `${join(root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`;
 
 function log(message) {
   process.stdout.write(`[postcode] ${message}\n`);
@@ -45,7 +48,7 @@ function ensureDevVars() {
 function start(name, command, args, env = {}) {
   const child = spawn(command, args, {
     cwd: root,
-    env: { ...process.env, ...env },
+    env: { ...process.env, PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const prefix = (chunk) =>
@@ -125,10 +128,11 @@ async function ensureDemoAccount(adminToken) {
 async function main() {
   const vars = ensureDevVars();
   const quiet = process.env.POSTCODE_QUIET === '1';
+  mkdirSync(STATE_DIR, { recursive: true });
   log('applying D1 migrations (local)');
   const migrate = spawnSync(bin('wrangler'), ['d1', 'migrations', 'apply', 'postcode', '--local', '--persist-to', STATE_DIR], {
     cwd: root,
-    env: { ...process.env, CI: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+    env: { ...process.env, PATH, CI: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
     stdio: quiet ? 'ignore' : 'inherit',
   });
   if (migrate.status !== 0) throw new Error('D1 migrations failed');

@@ -72,13 +72,24 @@ const toEmail = (row: EmailRow): EmailRecord => ({
   sentAt: row.sent_at,
 });
 
-/** Inserts the email and its recipients in one transaction; `held` = accepted while frozen. */
-export async function insertEmail(db: D1Database, email: NewEmail, held = false): Promise<void> {
+/**
+ * Stores a QUEUED email and its recipients in one transaction (one round trip). The operator
+ * settings are read inside it: a NORMAL email is stored held while the service is frozen. An
+ * optional `gate` statement runs first (the daily-allowance reservation); when it changes no row,
+ * nothing is stored. Returns whether the email was stored and whether it is held.
+ */
+export async function insertEmail(
+  db: D1Database,
+  email: NewEmail,
+  options: { gate?: D1PreparedStatement } = {},
+): Promise<{ stored: boolean; held: boolean }> {
   const insertRow = db
     .prepare(
       `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, html, text,
          priority, status, message_id, created_at, updated_at, held)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?)`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'QUEUED', ?11, ?12, ?12,
+         CASE WHEN ?10 = 'NORMAL' THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END
+       WHERE ?13 = 0 OR changes() > 0`,
     )
     .bind(
       email.id,
@@ -93,13 +104,18 @@ export async function insertEmail(db: D1Database, email: NewEmail, held = false)
       email.priority,
       email.messageId,
       email.createdAt,
-      email.createdAt,
-      held ? 1 : 0,
+      options.gate ? 1 : 0,
     );
-  const insertRecipients = email.toAddresses.map((address, position) =>
-    db.prepare('INSERT INTO email_recipients (email_id, position, address) VALUES (?, ?, ?)').bind(email.id, position, address),
-  );
-  await db.batch([insertRow, ...insertRecipients]);
+  const insertRecipients = db
+    .prepare(
+      `INSERT INTO email_recipients (email_id, position, address)
+       SELECT ?1, key, value FROM json_each(?2) WHERE EXISTS (SELECT 1 FROM emails WHERE id = ?1)`,
+    )
+    .bind(email.id, JSON.stringify(email.toAddresses));
+  const readBack = db.prepare('SELECT held FROM emails WHERE id = ?').bind(email.id);
+  const results = await db.batch([...(options.gate ? [options.gate] : []), insertRow, insertRecipients, readBack]);
+  const row = results.at(-1)!.results[0] as { held: number } | undefined;
+  return { stored: row !== undefined, held: row?.held === 1 };
 }
 
 /** Used only to undo an insert whose queue message could not be produced. */

@@ -8,53 +8,82 @@ export type RateDecision = {
   resetSeconds: number;
 };
 
+/** Windows up to this long live in memory only: an object is evicted only after it has been idle
+ * longer than this, by which time every hit in such a window has expired anyway. */
+const MEMORY_ONLY_WINDOW_SECONDS = 60;
+/** The longest window persisted (the OTP failure cap); the alarm forgets anything older. */
+const MAX_PERSISTED_WINDOW_MS = 3600_000;
+
 /**
  * One rate counter (a sliding-window log) per bucket and subject, e.g. `mail-key:key_abc`.
- * Each method runs its SQL synchronously with no await in between, so concurrent calls are atomic.
- * An alarm clears the log once it has gone quiet, so idle counters cost no storage.
+ * Each method runs synchronously with no await, so concurrent calls are atomic. Short windows are
+ * kept in memory (no storage write on the hot path); longer ones (OTP limits of 10 minutes and an
+ * hour) are also written to SQLite so that an eviction does not reset them, and an alarm clears
+ * them once they have expired.
  */
 export class RateCounter extends DurableObject {
+  /** Hit times, oldest first; loaded from SQLite on first use. */
+  private hits: number[] | null = null;
+
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS hits (at INTEGER NOT NULL)');
-    ctx.storage.sql.exec('CREATE INDEX IF NOT EXISTS hits_at ON hits(at)');
+  }
+
+  private log(windowSeconds: number, now: number): number[] {
+    const persisted = windowSeconds > MEMORY_ONLY_WINDOW_SECONDS;
+    this.hits ??= persisted
+      ? this.ctx.storage.sql.exec<{ at: number }>('SELECT at FROM hits ORDER BY at').toArray().map((r) => r.at)
+      : [];
+    const cutoff = now - windowSeconds * 1000;
+    let expired = 0;
+    while (expired < this.hits.length && this.hits[expired]! <= cutoff) expired++;
+    if (expired > 0) {
+      this.hits.splice(0, expired);
+      if (persisted) this.ctx.storage.sql.exec('DELETE FROM hits WHERE at <= ?', cutoff);
+    }
+    return this.hits;
   }
 
   /** Counts one hit if the window has room; a refused hit is not counted. */
   hit(limit: number, windowSeconds: number): RateDecision {
     const now = Date.now();
-    const sql = this.ctx.storage.sql;
-    sql.exec('DELETE FROM hits WHERE at <= ?', now - windowSeconds * 1000);
-    const used = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM hits').one().n;
-    const allowed = used < limit;
-    if (allowed) sql.exec('INSERT INTO hits (at) VALUES (?)', now);
-    // Once the newest hit has left the window the log is empty: clear the object then.
-    void this.ctx.storage.setAlarm(now + windowSeconds * 1000 + 1000);
-    return this.decide(limit, windowSeconds, now, allowed);
+    const hits = this.log(windowSeconds, now);
+    const allowed = hits.length < limit;
+    if (allowed) {
+      hits.push(now);
+      if (windowSeconds > MEMORY_ONLY_WINDOW_SECONDS) {
+        this.ctx.storage.sql.exec('INSERT INTO hits (at) VALUES (?)', now);
+        // The first hit of a quiet period schedules the clean-up; the alarm reschedules itself.
+        if (hits.length === 1) void this.ctx.storage.setAlarm(now + MAX_PERSISTED_WINDOW_MS + 1000);
+      }
+    }
+    return this.decide(hits, limit, windowSeconds, now, allowed);
   }
 
   /** The current state, without counting. */
   peek(limit: number, windowSeconds: number): RateDecision {
     const now = Date.now();
-    this.ctx.storage.sql.exec('DELETE FROM hits WHERE at <= ?', now - windowSeconds * 1000);
-    const used = this.ctx.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM hits').one().n;
-    return this.decide(limit, windowSeconds, now, used < limit);
+    const hits = this.log(windowSeconds, now);
+    return this.decide(hits, limit, windowSeconds, now, hits.length < limit);
   }
 
-  private decide(limit: number, windowSeconds: number, now: number, allowed: boolean): RateDecision {
-    const sql = this.ctx.storage.sql;
-    const row = sql.exec<{ n: number; oldest: number | null }>('SELECT COUNT(*) AS n, MIN(at) AS oldest FROM hits').one();
-    const resetMs = row.oldest === null ? 0 : row.oldest + windowSeconds * 1000 - now;
+  private decide(hits: number[], limit: number, windowSeconds: number, now: number, allowed: boolean): RateDecision {
+    const resetMs = hits.length === 0 ? 0 : hits[0]! + windowSeconds * 1000 - now;
     return {
       allowed,
       limit,
-      remaining: Math.max(limit - row.n, 0),
+      remaining: Math.max(limit - hits.length, 0),
       resetSeconds: Math.max(Math.ceil(resetMs / 1000), allowed ? 0 : 1),
     };
   }
 
-  /** Fires a window after the newest hit: everything in the log has expired. */
-  alarm(): void {
-    this.ctx.storage.sql.exec('DELETE FROM hits');
+  /** Forgets persisted hits older than any window; comes back while some are left. */
+  async alarm(): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    sql.exec('DELETE FROM hits WHERE at <= ?', Date.now() - MAX_PERSISTED_WINDOW_MS);
+    this.hits = null; // reloaded from SQLite on next use
+    const oldest = sql.exec<{ at: number | null }>('SELECT MIN(at) AS at FROM hits').one().at;
+    if (oldest !== null) await this.ctx.storage.setAlarm(oldest + MAX_PERSISTED_WINDOW_MS + 1000);
   }
 }

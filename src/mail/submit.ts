@@ -1,5 +1,4 @@
 import type { NewEmail } from '../db/emails';
-import { getSettings } from '../db/settings';
 import { releaseDailyRecipients, reserveDailyRecipients } from '../db/usage';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
@@ -18,20 +17,14 @@ function dailyLimitReached(now: Date): ApiError {
 }
 
 /**
- * Accepts a composed email: operator settings decide whether it waits (freeze mode holds NORMAL
- * mail) and, on route 1, whether the daily warm-up allowance has room for its recipients.
+ * Accepts a composed email. Freeze mode holds NORMAL mail; on route 1 the daily warm-up allowance
+ * must have room for its recipients. Settings, reservation and insert happen in one D1 transaction.
  */
 export async function submitEmail(env: Bindings, email: NewEmail, options: { countTowardsAllowance: boolean }) {
-  const settings = await getSettings(env.DB);
   const day = email.createdAt.slice(0, 10);
   const recipients = email.toAddresses.length;
-  if (options.countTowardsAllowance && !(await reserveDailyRecipients(env.DB, day, recipients, settings.dailyAllowance))) {
-    throw dailyLimitReached(new Date(email.createdAt));
-  }
-  try {
-    await enqueueEmail(env, email, settings.frozen && email.priority === 'NORMAL');
-  } catch (error) {
-    if (options.countTowardsAllowance) await releaseDailyRecipients(env.DB, day, recipients);
-    throw error;
-  }
+  const gate = options.countTowardsAllowance
+    ? { reserve: reserveDailyRecipients(env.DB, day, recipients), release: () => releaseDailyRecipients(env.DB, day, recipients) }
+    : undefined;
+  if (!(await enqueueEmail(env, email, gate))) throw dailyLimitReached(new Date(email.createdAt));
 }

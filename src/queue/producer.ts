@@ -1,6 +1,5 @@
 import type { Mailbox } from '../config';
 import { clearHeld, deleteEmail, insertEmail, listHeldEmailIds, type NewEmail } from '../db/emails';
-import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
 
 /** The queue carries only the id: the row in D1 is the single source of truth for content and status. */
@@ -28,21 +27,27 @@ const job = (emailId: string) => ({ body: { emailId } satisfies EmailJob, conten
 
 /**
  * Stores the email as QUEUED and hands it to the delivery queue; nothing is left behind if either
- * step fails. A held email (freeze mode) gets no queue message until the operator unfreezes.
+ * step fails. A held email (freeze mode) gets no queue message until the operator unfreezes; the
+ * freeze is read in the same transaction as the insert, so an unfreeze cannot slip in between.
+ * Returns false when the `gate` (the daily allowance) refused the email.
  */
-export async function enqueueEmail(env: Bindings, email: NewEmail, held: boolean): Promise<void> {
-  await insertEmail(env.DB, email, held);
-  if (held) {
-    // The operator may have unfrozen between our settings read and the insert: release it then.
-    if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
-    return;
-  }
+export async function enqueueEmail(
+  env: Bindings,
+  email: NewEmail,
+  gate?: { reserve: D1PreparedStatement; release: () => Promise<void> },
+): Promise<boolean> {
+  const { stored, held } = await insertEmail(env.DB, email, { gate: gate?.reserve });
+  if (!stored) return false;
+  if (held) return true;
   try {
     await env.MAIL_QUEUE.send({ emailId: email.id } satisfies EmailJob, { contentType: 'json' });
   } catch (error) {
+    // The transaction committed; undo it by hand (the row, and the allowance it reserved).
     await deleteEmail(env.DB, email.id);
+    await gate?.release();
     throw error;
   }
+  return true;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Rate limits (decisions.md "Rate limits"): the mail bucket per API key and per client IP, the read bucket
 // per credential, the order of checks, and the RateCounter Durable Object that holds every counter.
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call,
@@ -280,7 +280,20 @@ describe('RateCounter Durable Object', () => {
     const more = await Promise.all(Array.from({ length: 20 }, () => stub.hit(10, 60)));
     expect(more.filter((d) => d.allowed)).toHaveLength(0);
     expect(more.every((d) => d.remaining === 0)).toBe(true);
-    expect(await loggedHits(stub)).toBe(10);
+    expect(await stub.peek(10, 60)).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it('long windows (the OTP limits) are written to SQLite and survive an eviction; short ones stay in memory', async () => {
+    const stub = counter();
+    for (let i = 0; i < 3; i++) expect((await stub.hit(5, 600)).allowed).toBe(true);
+    expect(await loggedHits(stub)).toBe(3);
+    await evictDurableObject(stub);
+    expect(await stub.peek(5, 600)).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await stub.hit(5, 600)).toMatchObject({ allowed: true, remaining: 1 });
+
+    const short = counter();
+    for (let i = 0; i < 3; i++) expect((await short.hit(5, 60)).allowed).toBe(true);
+    expect(await loggedHits(short)).toBe(0);
   });
 
   it('refused hits do not keep the window full once the counted hits have left it', async () => {
@@ -308,13 +321,15 @@ describe('RateCounter Durable Object', () => {
     expect(rest.filter((d) => d.allowed)).toHaveLength(4);
   });
 
-  it('the alarm clears the log', async () => {
+  it('the alarm forgets persisted hits older than any window and keeps the recent ones', async () => {
     const stub = counter();
-    for (let i = 0; i < 3; i++) expect((await stub.hit(3, 60)).allowed).toBe(true);
-    expect(await stub.hit(3, 60)).toMatchObject({ allowed: false, remaining: 0 });
-
+    expect((await stub.hit(5, 3600)).allowed).toBe(true);
+    await runInDurableObject(stub, (_instance, state) => {
+      for (let i = 0; i < 3; i++) state.storage.sql.exec('INSERT INTO hits (at) VALUES (?)', Date.now() - 2 * 3600_000);
+    });
+    expect(await loggedHits(stub)).toBe(4);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
-    expect(await loggedHits(stub)).toBe(0);
-    expect(await stub.hit(3, 60)).toMatchObject({ allowed: true, limit: 3, remaining: 2 });
+    expect(await loggedHits(stub)).toBe(1);
+    expect(await stub.hit(5, 3600)).toMatchObject({ allowed: true, limit: 5, remaining: 3 });
   });
 });

@@ -3,13 +3,12 @@
 // counting SMTP server), drives it with autocannon, and prints one table of medians and ratios.
 // Every ratio is against a baseline measured in this same run.
 import autocannon from 'autocannon';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import nodemailer from 'nodemailer';
-import { SMTPServer } from 'smtp-server';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -18,6 +17,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DELIVERY_MAILS = Number(process.env.BENCH_DELIVERY_MAILS ?? 2000);
 const PORT = 8797;
 const SMTP_PORT = 2526;
+const SINK_HTTP_PORT = 2527;
 const baseUrl = `http://127.0.0.1:${PORT}`;
 
 const median = (values) => {
@@ -27,50 +27,20 @@ const median = (values) => {
 };
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
-// ---- a counting SMTP server -------------------------------------------------------------------
-/** Accepts everything; counts messages by Message-ID and keeps the OTP code of each session. */
-function startSink() {
-  const byMessageId = new Map();
-  const otpCodes = new Map();
-  let total = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    // No reverse DNS of 127.0.0.1: on this offline machine it delays every greeting by ~100 ms.
-    disableReverseLookup: true,
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks = [];
-      stream.on('data', (c) => chunks.push(c));
-      stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('latin1');
-        const messageId = raw.match(/^Message-ID:\s*(<[^>]+>)/im)?.[1] ?? `none-${total}`;
-        total += 1;
-        byMessageId.set(messageId, (byMessageId.get(messageId) ?? 0) + 1);
-        const session = messageId.match(/^<(otp_[a-z2-7]+)@/)?.[1];
-        const code = raw.match(/\r\n\r\n(\d{4,10})\r\n/)?.[1];
-        if (session && code) otpCodes.set(session, code);
-        callback();
-      });
-    },
+// ---- a counting SMTP server (scripts/bench-sink.mjs, its own process) ---------------------------
+async function startSink() {
+  const child = fork(join(root, 'scripts/bench-sink.mjs'), [String(SMTP_PORT), String(SINK_HTTP_PORT)], { stdio: 'inherit' });
+  await new Promise((resolvePromise, reject) => {
+    child.once('message', resolvePromise);
+    child.once('exit', () => reject(new Error('the SMTP sink exited')));
   });
-  server.on('error', () => undefined);
-  return new Promise((resolvePromise) =>
-    server.listen(SMTP_PORT, '127.0.0.1', () =>
-      resolvePromise({
-        server,
-        byMessageId,
-        otpCodes,
-        get total() {
-          return total;
-        },
-        reset() {
-          byMessageId.clear();
-          total = 0;
-        },
-      }),
-    ),
-  );
+  const get = async (path) => (await fetch(`http://127.0.0.1:${SINK_HTTP_PORT}${path}`)).json();
+  return {
+    child,
+    counts: () => get('/counts'),
+    otpCodes: () => get('/otp-codes'),
+    reset: () => fetch(`http://127.0.0.1:${SINK_HTTP_PORT}/reset`, { method: 'POST' }),
+  };
 }
 
 // ---- the service ------------------------------------------------------------------------------
@@ -172,21 +142,31 @@ async function rounds(name, makeOptions) {
 
 const json = (token) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
 
-async function waitUntil(predicate, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
+
+/** Waits until the sink has seen no new message for `quietMs` (the consumer's backlog is drained). */
+async function waitForQuiet(sink, quietMs = 2000) {
+  let last = -1;
+  let since = Date.now();
+  for (;;) {
+    const total = Object.values(await sink.counts()).reduce((a, b) => a + b, 0);
+    if (total !== last) {
+      last = total;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return;
+    await new Promise((r) => setTimeout(r, 200));
   }
-  return true;
 }
 
-/** Queues `count` mails through the API (the clock starts at the first request) and waits for the sink. */
+/**
+ * Queues `count` mails through the API (the clock starts at the first request) and waits until the
+ * sink holds every one of them; lost and duplicated are counted by Message-ID (<emailId@domain>).
+ */
 async function deliveryRound(ready, sink, count) {
-  sink.reset();
+  await waitForQuiet(sink);
+  await sink.reset();
   const started = performance.now();
+  const ids = [];
   let next = 0;
-  let accepted = 0;
   const worker = async () => {
     while (next < count) {
       const i = next++;
@@ -195,21 +175,29 @@ async function deliveryRound(ready, sink, count) {
         headers: json(ready.mailKey),
         body: JSON.stringify({ to: `d${i}@bench.test`, subject: `delivery ${i}`, text: 'bench', priority: 'URGENT' }),
       });
-      if (res.status === 200) accepted += 1;
-      await res.arrayBuffer();
+      const body = await res.json();
+      if (res.status === 200) ids.push(body.data.id);
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
-  const complete = await waitUntil(() => sink.byMessageId.size >= accepted, 300_000);
+  const messageIds = ids.map((id) => `<${id}@postcode.dev>`);
+  const delivered = async () => {
+    const counts = await sink.counts();
+    return messageIds.filter((m) => counts[m]).length;
+  };
+  const deadline = Date.now() + 300_000;
+  while ((await delivered()) < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   const seconds = (performance.now() - started) / 1000;
   await new Promise((r) => setTimeout(r, 1000)); // late duplicates would show up here
-  const duplicated = [...sink.byMessageId.values()].reduce((sum, n) => sum + (n - 1), 0);
-  return { mailsPerSecond: accepted / seconds, lost: count - sink.byMessageId.size, duplicated, complete };
+  const counts = await sink.counts();
+  const lost = count - messageIds.filter((m) => counts[m]).length;
+  const duplicated = messageIds.reduce((sum, m) => sum + Math.max((counts[m] ?? 0) - 1, 0), 0);
+  return { mailsPerSecond: ids.length / seconds, lost, duplicated };
 }
 
 /** The baseline: a pooled nodemailer client sending `count` mails to the same server. */
 async function nodemailerRound(sink, count) {
-  sink.reset();
+  await sink.reset();
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: SMTP_PORT, secure: false, pool: true, maxConnections: 5, ignoreTLS: true });
   const started = performance.now();
   let next = 0;
@@ -237,7 +225,7 @@ async function main() {
     try {
       process.kill(-child.pid, 'SIGTERM');
     } catch {}
-    sink.server.close();
+    sink.child.kill();
   };
   process.on('SIGINT', () => {
     stop();
@@ -261,7 +249,7 @@ async function main() {
         },
       ],
     }));
-    await waitUntil(() => false, 3000); // let the consumer drain before the next measurement
+    await waitForQuiet(sink); // let the consumer drain before the next measurement
 
     let otpSeq = 0;
     const sessions = [];
@@ -283,7 +271,9 @@ async function main() {
     }));
 
     // Verify on fresh sessions: each request uses a session from the send rounds, with its real code.
-    const verifiable = sessions.filter((s) => sink.otpCodes.has(s.sessionId));
+    await waitForQuiet(sink);
+    const codes = await sink.otpCodes();
+    const verifiable = sessions.filter((s) => codes[s.sessionId]);
     const perRound = Math.floor(verifiable.length / ROUNDS);
     let verifySeq = 0;
     const verify = await rounds('POST /api/v1/instant-otp/verify', () => ({
@@ -295,7 +285,7 @@ async function main() {
           headers: json(ready.publicOtpToken),
           setupRequest: (req) => {
             const s = verifiable[verifySeq++];
-            return { ...req, body: JSON.stringify({ sessionId: s.sessionId, email: s.email, code: sink.otpCodes.get(s.sessionId) }) };
+            return { ...req, body: JSON.stringify({ sessionId: s.sessionId, email: s.email, code: codes[s.sessionId] }) };
           },
         },
       ],

@@ -144,25 +144,22 @@ export async function listEmails(db: D1Database, accountId: string, page: number
   };
 }
 
+export type DeliveryOutcome = { id: string; status: EmailStatus; reply: string | null };
+
 /**
- * Records the outcome of one delivery attempt. Only a QUEUED row changes, so a late or duplicate
- * outcome can never turn SENT back into FAILED or the other way round.
+ * Records delivery attempts, one transaction for a whole batch. Only a QUEUED row changes, so a
+ * late or duplicate outcome can never turn SENT back into FAILED or the other way round; QUEUED
+ * (a transient failure) keeps the row queued with its reply and frees the lease.
  */
-export async function recordDeliveryOutcome(
-  db: D1Database,
-  id: string,
-  outcome: { status: EmailStatus; reply: string | null },
-): Promise<void> {
+export async function recordDeliveryOutcomes(db: D1Database, outcomes: DeliveryOutcome[]): Promise<void> {
+  if (outcomes.length === 0) return;
   const now = nowIso();
-  await db
-    .prepare(
-      `UPDATE emails SET status = ?, last_reply = ?, attempts = attempts + 1, updated_at = ?,
-         lease_until = NULL, lease_owner = NULL,
-         sent_at = CASE WHEN ? = 'SENT' THEN ? ELSE sent_at END
-       WHERE id = ? AND status = 'QUEUED'`,
-    )
-    .bind(outcome.status, outcome.reply, now, outcome.status, now, id)
-    .run();
+  const statement = db.prepare(
+    `UPDATE emails SET status = ?1, last_reply = ?2, attempts = attempts + 1, updated_at = ?3,
+       lease_until = NULL, lease_owner = NULL, sent_at = CASE WHEN ?1 = 'SENT' THEN ?3 ELSE sent_at END
+     WHERE id = ?4 AND status = 'QUEUED'`,
+  );
+  await db.batch(outcomes.map((o) => statement.bind(o.status, o.reply, now, o.id)));
 }
 
 /** Dead-lettered: retries are exhausted. The last transient reply stays on the row. */
@@ -183,28 +180,38 @@ export type DeliveryClaim =
   | { kind: 'busy'; retryInSeconds: number }; // another consumer holds the lease
 
 /**
- * Takes the delivery lease of a QUEUED email, so that two deliveries of the same queue message
- * (queues deliver at least once) cannot both send it. One round trip: the update and the read
- * run in one batch.
+ * Takes the delivery lease of QUEUED emails, so that two deliveries of the same queue message
+ * (queues deliver at least once) cannot both send one. One round trip for the whole batch: the
+ * update and the read run in one transaction.
  */
-export async function claimForDelivery(db: D1Database, id: string, leaseSeconds: number): Promise<DeliveryClaim> {
+export async function claimForDelivery(db: D1Database, ids: string[], leaseSeconds: number): Promise<Map<string, DeliveryClaim>> {
   const now = new Date();
   const owner = crypto.randomUUID();
+  const idList = JSON.stringify(ids);
   const [, selected] = await db.batch([
     db
       .prepare(
-        `UPDATE emails SET lease_until = ?1, lease_owner = ?4 WHERE id = ?2 AND status = 'QUEUED' AND held = 0
+        `UPDATE emails SET lease_until = ?1, lease_owner = ?4
+         WHERE id IN (SELECT value FROM json_each(?2)) AND status = 'QUEUED' AND held = 0
            AND (lease_until IS NULL OR lease_until < ?3)`,
       )
-      .bind(nowIso(new Date(now.getTime() + leaseSeconds * 1000)), id, nowIso(now), owner),
-    db.prepare(`${SELECT_EMAIL} WHERE e.id = ?`).bind(id),
+      .bind(nowIso(new Date(now.getTime() + leaseSeconds * 1000)), idList, nowIso(now), owner),
+    db.prepare(`${SELECT_EMAIL} WHERE e.id IN (SELECT value FROM json_each(?))`).bind(idList),
   ]);
-  const row = selected!.results[0] as (EmailRow & { held: number; lease_until: string; lease_owner: string }) | undefined;
-  if (!row || row.status !== 'QUEUED') return { kind: 'done' };
-  if (row.held === 1) return { kind: 'held' };
-  if (row.lease_owner === owner) return { kind: 'claimed', email: toEmail(row) };
-  const leaseEnd = Date.parse(row.lease_until);
-  return { kind: 'busy', retryInSeconds: Math.max(Math.ceil((leaseEnd - now.getTime()) / 1000), 1) };
+  type ClaimRow = EmailRow & { held: number; lease_until: string; lease_owner: string };
+  const rows = new Map((selected!.results as ClaimRow[]).map((row) => [row.id, row]));
+  const claims = new Map<string, DeliveryClaim>();
+  for (const id of ids) {
+    const row = rows.get(id);
+    if (!row || row.status !== 'QUEUED') claims.set(id, { kind: 'done' });
+    else if (row.held === 1) claims.set(id, { kind: 'held' });
+    else if (row.lease_owner === owner) claims.set(id, { kind: 'claimed', email: toEmail(row) });
+    else {
+      const retryInSeconds = Math.max(Math.ceil((Date.parse(row.lease_until) - now.getTime()) / 1000), 1);
+      claims.set(id, { kind: 'busy', retryInSeconds });
+    }
+  }
+  return claims;
 }
 
 /** Freeze mode: park a NORMAL email until release. */

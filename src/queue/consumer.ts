@@ -1,12 +1,12 @@
 import { smtpConfig } from '../config';
 import type { Bindings } from '../env';
-import { claimForDelivery, holdEmail, markUndeliverable, recordDeliveryOutcome, type EmailRecord } from '../db/emails';
+import { claimForDelivery, holdEmail, markUndeliverable, recordDeliveryOutcomes, type DeliveryOutcome, type EmailRecord } from '../db/emails';
 import { getSettings } from '../db/settings';
 import { classifySmtpError, SmtpConnection, type OutgoingMail, type SmtpOutcome } from '../mail/smtp';
 import { resendOtp } from '../otp/engine';
 import type { EmailJob, MailJob, OtpRetryJob } from './producer';
 
-/** Long enough for a connect and a send, each bounded by the SMTP timeout. */
+/** Base lease of a batch; each message adds time for a connect and a send within the SMTP timeouts. */
 const DELIVERY_LEASE_SECONDS = 60;
 
 /** Growing delays between attempts: base, 3×, 9×, … (10 s, 30 s, 90 s, 270 s, 810 s by default), capped at 15 min. */
@@ -31,25 +31,35 @@ export function toOutgoingMail(email: EmailRecord): OutgoingMail {
 }
 
 /**
- * Delivers a batch over one SMTP connection. Each message is acked or retried on its own, so one
- * failure never resends the others. A transient failure drops the connection (its state is unknown).
+ * Delivers a batch over one SMTP connection. The batch costs three D1 round trips whatever its size:
+ * settings, claims (the delivery leases) and outcomes. Each message is acked or retried on its own,
+ * after its outcome is recorded, so one failure never resends the others. A transient failure drops
+ * the connection (its state is unknown).
  */
 export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindings): Promise<void> {
   const config = smtpConfig(env);
-  const { frozen } = await getSettings(env.DB);
+  const retry = (message: Message<MailJob>) =>
+    message.retry({ delaySeconds: retryDelaySeconds(message.attempts, retryBase(env)) });
+  const emailMessages: Message<EmailJob>[] = [];
+  for (const message of batch.messages) {
+    if (!config) retry(message);
+    else if ('kind' in message.body) await retryOtpMail(message as Message<OtpRetryJob>, env, () => retry(message));
+    else emailMessages.push(message as Message<EmailJob>);
+  }
+  if (!config || emailMessages.length === 0) return;
+
+  // Long enough for every message of the batch to connect and send within the SMTP timeouts.
+  const leaseSeconds = DELIVERY_LEASE_SECONDS + emailMessages.length * 20;
+  const [{ frozen }, claims] = await Promise.all([
+    getSettings(env.DB),
+    claimForDelivery(env.DB, emailMessages.map((m) => m.body.emailId), leaseSeconds),
+  ]);
+  const outcomes: DeliveryOutcome[] = [];
+  const settle: (() => void)[] = [];
   let connection: SmtpConnection | null = null;
   try {
-    for (const message of batch.messages) {
-      const retry = () => message.retry({ delaySeconds: retryDelaySeconds(message.attempts, retryBase(env)) });
-      if (!config) {
-        retry();
-        continue;
-      }
-      if ('kind' in message.body) {
-        await retryOtpMail(message as Message<OtpRetryJob>, env, retry);
-        continue;
-      }
-      const claim = await claimForDelivery(env.DB, message.body.emailId, DELIVERY_LEASE_SECONDS);
+    for (const message of emailMessages) {
+      const claim = claims.get(message.body.emailId)!;
       // Queues deliver at least once: an email already SENT or FAILED, or held, is done here.
       if (claim.kind === 'done' || claim.kind === 'held') {
         message.ack();
@@ -73,21 +83,25 @@ export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindin
         outcome = classifySmtpError(error);
       }
       if (outcome.kind === 'accepted') {
-        await recordDeliveryOutcome(env.DB, email.id, { status: 'SENT', reply: null });
-        message.ack();
+        outcomes.push({ id: email.id, status: 'SENT', reply: null });
+        settle.push(() => message.ack());
       } else if (outcome.kind === 'permanent') {
-        await recordDeliveryOutcome(env.DB, email.id, { status: 'FAILED', reply: outcome.reply });
-        message.ack();
+        outcomes.push({ id: email.id, status: 'FAILED', reply: outcome.reply });
+        settle.push(() => message.ack());
       } else {
-        await recordDeliveryOutcome(env.DB, email.id, { status: 'QUEUED', reply: outcome.reply });
+        outcomes.push({ id: email.id, status: 'QUEUED', reply: outcome.reply });
+        settle.push(() => retry(message));
         await connection?.close();
         connection = null;
-        retry();
       }
     }
   } finally {
     await connection?.close();
   }
+  // If this write fails nothing is acked and the batch comes back: the leases make the redelivery
+  // wait, and a mail sent twice that way keeps its Message-ID.
+  await recordDeliveryOutcomes(env.DB, outcomes);
+  for (const apply of settle) apply();
 }
 
 /** OTP mail is sent on its own connection: it is rare here (only after a failed in-request send). */

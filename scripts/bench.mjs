@@ -198,7 +198,7 @@ async function deliveryRound(ready, sink, count) {
 /** The baseline: a pooled nodemailer client sending `count` mails to the same server. */
 async function nodemailerRound(sink, count) {
   await sink.reset();
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: SMTP_PORT, secure: false, pool: true, maxConnections: 5, ignoreTLS: true });
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: SMTP_PORT, secure: false, pool: true, maxConnections: CONNECTIONS, ignoreTLS: true });
   const started = performance.now();
   let next = 0;
   const worker = async () => {

@@ -24,23 +24,33 @@ const MAX_PERSISTED_WINDOW_MS = 3600_000;
 export class RateCounter extends DurableObject {
   /** Hit times, oldest first; loaded from SQLite on first use. */
   private hits: number[] | null = null;
+  private tableReady = false;
 
-  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
-    super(ctx, env);
-    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS hits (at INTEGER NOT NULL)');
+  /** The table is created on the first persisted hit, so memory-only counters never touch storage. */
+  private hasTable(create: boolean): boolean {
+    if (!this.tableReady) {
+      const sql = this.ctx.storage.sql;
+      this.tableReady = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hits'").toArray().length > 0;
+      if (!this.tableReady && create) {
+        sql.exec('CREATE TABLE hits (at INTEGER NOT NULL)');
+        this.tableReady = true;
+      }
+    }
+    return this.tableReady;
   }
 
   private log(windowSeconds: number, now: number): number[] {
     const persisted = windowSeconds > MEMORY_ONLY_WINDOW_SECONDS;
-    this.hits ??= persisted
-      ? this.ctx.storage.sql.exec<{ at: number }>('SELECT at FROM hits ORDER BY at').toArray().map((r) => r.at)
-      : [];
+    this.hits ??=
+      persisted && this.hasTable(false)
+        ? this.ctx.storage.sql.exec<{ at: number }>('SELECT at FROM hits ORDER BY at').toArray().map((r) => r.at)
+        : [];
     const cutoff = now - windowSeconds * 1000;
     let expired = 0;
     while (expired < this.hits.length && this.hits[expired]! <= cutoff) expired++;
     if (expired > 0) {
       this.hits.splice(0, expired);
-      if (persisted) this.ctx.storage.sql.exec('DELETE FROM hits WHERE at <= ?', cutoff);
+      if (persisted && this.hasTable(false)) this.ctx.storage.sql.exec('DELETE FROM hits WHERE at <= ?', cutoff);
     }
     return this.hits;
   }
@@ -53,6 +63,7 @@ export class RateCounter extends DurableObject {
     if (allowed) {
       hits.push(now);
       if (windowSeconds > MEMORY_ONLY_WINDOW_SECONDS) {
+        this.hasTable(true);
         this.ctx.storage.sql.exec('INSERT INTO hits (at) VALUES (?)', now);
         // The first hit of a quiet period schedules the clean-up; the alarm reschedules itself.
         if (hits.length === 1) void this.ctx.storage.setAlarm(now + MAX_PERSISTED_WINDOW_MS + 1000);
@@ -80,6 +91,7 @@ export class RateCounter extends DurableObject {
 
   /** Forgets persisted hits older than any window; comes back while some are left. */
   async alarm(): Promise<void> {
+    if (!this.hasTable(false)) return;
     const sql = this.ctx.storage.sql;
     sql.exec('DELETE FROM hits WHERE at <= ?', Date.now() - MAX_PERSISTED_WINDOW_MS);
     this.hits = null; // reloaded from SQLite on next use

@@ -261,8 +261,12 @@ describe('order of checks: authentication → scope → rate limit → body vali
 describe('RateCounter Durable Object', () => {
   const counter = () => env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(`test:${crypto.randomUUID()}`));
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Hits written to the object's SQLite (0 when the table was never created). */
   const loggedHits = (stub: ReturnType<typeof counter>) =>
-    runInDurableObject(stub, (_instance, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM hits').one().n);
+    runInDurableObject(stub, (_instance, state) => {
+      const table = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'hits'").toArray();
+      return table.length === 0 ? 0 : state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM hits').one().n;
+    });
 
   it('50 concurrent hits with limit 10 → exactly 10 allowed; refused hits are not counted', async () => {
     const stub = counter();

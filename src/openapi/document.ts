@@ -76,12 +76,30 @@ function operationObject(operation: Operation) {
     security: operation.security.map((alternative) => Object.fromEntries(alternative.map((scheme) => [scheme, []]))),
     parameters: [...parameters(operation.params, 'path'), ...parameters(operation.query, 'query'), ...headerParameters],
     ...(operation.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(operation.body, 'input') } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: toSchema(operation.body, 'input'),
+                ...(operation.example?.request ? { example: operation.example.request } : {}),
+              },
+            },
+          },
+        }
       : {}),
     responses: {
       [String(success.status)]:
         'schema' in success
-          ? { description: 'Success', content: { 'application/json': { schema: toSchema(success.schema, 'output') } } }
+          ? {
+              description: 'Success',
+              content: {
+                'application/json': {
+                  schema: toSchema(success.schema, 'output'),
+                  ...(operation.example ? { example: operation.example.response } : {}),
+                },
+              },
+            }
           : { description: success.description, content: { [success.contentType]: { schema: { type: success.contentType === 'application/json' ? 'object' : 'string' } } } },
       ...errorResponses(operation.errors),
     },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
 import { buildOpenApiDocument } from '../../src/openapi/document';
+import { OPERATIONS } from '../../src/openapi/operations';
 import { call } from '../support/api';
 
 type Document = ReturnType<typeof buildOpenApiDocument> & {
@@ -52,6 +53,24 @@ describe('GET /api/v1/openapi.json', () => {
     const responses = doc.paths['/api/v1/emails']!.post!.responses as Record<string, { content: Record<string, { examples: object }> }>;
     expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '429', '500', '503']);
     expect(Object.keys(responses['429']!.content['application/json']!.examples).sort()).toEqual(['DAILY_LIMIT_REACHED', 'RATE_LIMITED']);
+  });
+});
+
+describe('examples in the document', () => {
+  it('every example is valid for the schema it illustrates', () => {
+    const withExamples = OPERATIONS.filter((o) => o.example);
+    expect(withExamples.length).toBeGreaterThanOrEqual(15);
+    for (const operation of withExamples) {
+      const { request, response } = operation.example!;
+      if (request !== undefined) {
+        const parsed = operation.body!.safeParse(request);
+        expect(parsed.success, `${operation.method} ${operation.path} request: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+      }
+      if ('schema' in operation.success) {
+        const parsed = operation.success.schema.safeParse(response);
+        expect(parsed.success, `${operation.method} ${operation.path} response: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+      }
+    }
   });
 });
 

@@ -21,5 +21,6 @@ export const docsRoutes = new Hono<AppEnv>()
       // Served from this Worker's static assets (public/vendor), never from a CDN.
       cdn: '/vendor/scalar/standalone.js',
       withDefaultFonts: false,
+      defaultOpenAllTags: true,
     }),
   );

@@ -94,6 +94,3 @@ export const queryInt = (min: number, max: number, fallback: number) =>
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
     .optional()
     .transform((value) => value ?? fallback);
-
-/** Path ids: 3-128 characters, checked on route entry before any lookup. */
-export const pathId = z.string().min(3, 'must be 3-128 characters').max(128, 'must be 3-128 characters');

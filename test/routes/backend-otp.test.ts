@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   admin,
   call,
-  fetchWith,
+  postWith,
   codeFromInbox,
   expectError,
   inbox,
@@ -14,14 +14,12 @@ import {
   type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { seedVerifications, wrongCode, type SeededVerification } from '../support/otp';
+import { expectExpiry, ISO, type SeededVerification, seedVerifications, SESSION_ID, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/backend-otp/send';
 const VERIFY = '/api/v1/backend-otp/verify';
 const HISTORY = '/api/v1/backend-otp/verifications';
 
-const SESSION_ID = /^otp_[a-z2-7]{26}$/;
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const BLOCKED_IP = '198.51.100.1';
 
 const send = (token: string, body: unknown, headers?: Record<string, string>) => call('POST', SEND, { token, body, headers });
@@ -38,9 +36,6 @@ async function sendAndRead(token: string, email: string, extra: Record<string, u
 const wrong = wrongCode;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** POST with some Worker vars changed. */
-const postWith = (vars: Partial<Cloudflare.Env>, path: string, token: string, body: unknown) =>
-  fetchWith(vars, 'POST', path, { token, body });
 
 describe('POST /api/v1/backend-otp/send', () => {
   it('sends a 6-digit code (10 minutes) that verifies on the backend route', async () => {
@@ -54,9 +49,7 @@ describe('POST /api/v1/backend-otp/send', () => {
       success: true,
       data: { sessionId: expect.stringMatching(SESSION_ID), expiresAt: expect.stringMatching(ISO), email, sent: true },
     });
-    const expiresAt = Date.parse(res.json.data.expiresAt);
-    expect(expiresAt).toBeGreaterThanOrEqual(before + 600_000 - 1000);
-    expect(expiresAt).toBeLessThanOrEqual(after + 600_000 + 1000);
+    expectExpiry(res.json.data.expiresAt, { before, after });
 
     const [mail] = await waitForInbox(email);
     expect(mail!.subject).toBe('Your verification code');

@@ -3,16 +3,14 @@
 import { runDurableObjectAlarm } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { call, codeFromInbox, fetchWith, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
+import { call, codeFromInbox, postWith, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { expireSession, sessionStub, wrongCode } from '../support/otp';
+import { expectExpiry, expireSession, ISO, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/email-verification/send';
 const VERIFY = '/api/v1/email-verification/verify';
 const STATUS = (sessionId: string) => `/api/v1/email-verification/${sessionId}`;
 
-const SESSION_ID = /^otp_[a-z2-7]{26}$/;
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const verified = { success: true, data: { verified: true } };
 
 const send = (token: string, body: unknown) => call('POST', SEND, { token, body });
@@ -36,9 +34,6 @@ const postForm = (fields: Record<string, string>) =>
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
   });
 
-/** POST with some Worker vars changed. */
-const postWith = (vars: Partial<Cloudflare.Env>, path: string, token: string, body: unknown) =>
-  fetchWith(vars, 'POST', path, { token, body });
 
 describe('POST /api/v1/email-verification/send', () => {
   it('sends a code and answers with hostedVerifyUrl on PUBLIC_BASE_URL', async () => {
@@ -60,9 +55,7 @@ describe('POST /api/v1/email-verification/send', () => {
     });
     const { sessionId } = res.json.data;
     expect(res.json.data.hostedVerifyUrl).toBe(`http://postcode.test/verify?sessionId=${sessionId}`);
-    const expiresAt = Date.parse(res.json.data.expiresAt);
-    expect(expiresAt).toBeGreaterThanOrEqual(before + 600_000 - 1000);
-    expect(expiresAt).toBeLessThanOrEqual(after + 600_000 + 1000);
+    expectExpiry(res.json.data.expiresAt, { before, after });
     const code = await codeFromInbox(email, 6);
     expect(JSON.stringify(res.json)).not.toContain(code);
   });

@@ -171,3 +171,7 @@ export async function codeFromInbox(to: string, digits = 6, count = 1): Promise<
   if (!code) throw new Error(`no ${digits}-digit code line in the mail to ${to}: ${JSON.stringify(text)}`);
   return code;
 }
+
+/** POST with some Worker vars changed. */
+export const postWith = (vars: Partial<Cloudflare.Env>, path: string, token: string, body: unknown) =>
+  fetchWith(vars, 'POST', path, { token, body });

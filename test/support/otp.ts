@@ -1,6 +1,7 @@
 // OTP test helpers shared by the route tests: session objects, expiry, wrong codes, seeded history.
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import { expect } from 'vitest';
 import type { OtpChannel } from '../../src/durable-objects/otp-session';
 
 /** A code of the same length that is not the right one. */
@@ -31,4 +32,14 @@ export async function seedVerifications(accountId: string, channel: OtpChannel, 
     rows.map((r, i) => insert.bind(`ver_seed${crypto.randomUUID().slice(0, 12)}`, accountId, channel, `otp_seed${i}`, r.email, r.sentAt, r.verifiedAt)),
   );
   return rows;
+}
+
+export const SESSION_ID = /^otp_[a-z2-7]{26}$/;
+export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** `expiresAt` lies `seconds` after the send, which happened between `before` and `after` (± 1 s). */
+export function expectExpiry(expiresAt: string, window: { before: number; after: number }, seconds = 600) {
+  const at = Date.parse(expiresAt);
+  expect(at).toBeGreaterThanOrEqual(window.before + seconds * 1000 - 1000);
+  expect(at).toBeLessThanOrEqual(window.after + seconds * 1000 + 1000);
 }

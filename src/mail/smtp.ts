@@ -41,15 +41,24 @@ export function classifySmtpError(error: unknown): Exclude<SmtpOutcome, { kind: 
   return { kind: 'transient', reply };
 }
 
-/** The parts of worker-mailer's connection we have to reach (see the patch below and `abort`). */
-type MailerInternals = { socket: Socket; reader: ReadableStreamDefaultReader<Uint8Array> };
+/** The parts of worker-mailer's connection we have to reach (see the patches below and `abort`). */
+type MailerInternals = {
+  socket: Socket;
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  startTls: boolean;
+  secure: boolean;
+  supportsStartTls: boolean;
+  auth(): Promise<void>;
+};
+
+const mailerPrototype = WorkerMailer.prototype as unknown as MailerInternals;
 
 /**
  * worker-mailer 1.2.1 reads replies with `if (!value) continue`, so once the server closes the
  * socket every read resolves at once with EOF and the loop spins forever, freezing the isolate.
  * This replacement of its private `read` ends the exchange with an error on EOF instead.
  */
-(WorkerMailer.prototype as unknown as { read(this: MailerInternals): Promise<string> }).read = async function () {
+(mailerPrototype as unknown as { read(this: MailerInternals): Promise<string> }).read = async function () {
   const decoder = new TextDecoder();
   let response = '';
   for (;;) {
@@ -61,6 +70,18 @@ type MailerInternals = { socket: Socket; reader: ReadableStreamDefaultReader<Uin
     // Multi-line replies continue with "250-"; the last line has "250 ".
     if (!/^\d+-/.test(lines[lines.length - 2] ?? '')) return response;
   }
+};
+
+/**
+ * worker-mailer 1.2.1 carries on in plaintext (and sends AUTH) when STARTTLS was asked for but the
+ * server does not offer it. With SMTP_SECURE=starttls we refuse instead, before AUTH or any mail.
+ */
+const authenticate = mailerPrototype.auth;
+mailerPrototype.auth = async function (this: MailerInternals) {
+  if (this.startTls && !this.secure && !this.supportsStartTls) {
+    throw new Error('the SMTP server does not offer STARTTLS (SMTP_SECURE=starttls): refusing to continue in plaintext');
+  }
+  return authenticate.call(this);
 };
 
 /** One SMTP connection; send several messages over it, then close. */

@@ -119,6 +119,18 @@ describe('queue consumer: delivery outcomes', () => {
     expect(email!.lastReply).toBeTruthy();
   });
 
+  it('refuses to send in plaintext when STARTTLS is required but the server does not offer it', async () => {
+    const { accountId } = await newAccount();
+    const to = uniqueAddress('starttls');
+    const id = await storedEmail(accountId, to);
+    const result = await runBatch([id], 1, 'postcode-mail', { ...env, SMTP_SECURE: 'starttls' });
+    expect(result.retryMessages.map((m) => m.msgId)).toEqual([`msg-0-${id}`]);
+    const email = await findEmail(env.DB, id);
+    expect(email).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    expect(email!.lastReply).toMatch(/STARTTLS/);
+    expect(await inbox(to)).toHaveLength(0);
+  });
+
   it('acks messages for unknown emails', async () => {
     const result = await runBatch(['em_doesnotexist']);
     expect(result.explicitAcks).toEqual(['msg-0-em_doesnotexist']);

@@ -8,7 +8,6 @@ import { call,
 
 type RequestOptions = { token?: string; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string> };
 
-
 /** A client address no other test uses (counters are shared by the tests of this file). */
 function uniqueIp(): string {
   const hex = crypto.randomUUID().replaceAll('-', '');

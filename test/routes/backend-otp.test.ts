@@ -36,7 +36,6 @@ async function sendAndRead(token: string, email: string, extra: Record<string, u
 const wrong = wrongCode;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-
 describe('POST /api/v1/backend-otp/send', () => {
   it('sends a 6-digit code (10 minutes) that verifies on the backend route', async () => {
     const { serverKey } = await newAccount();

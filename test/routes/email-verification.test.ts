@@ -26,14 +26,12 @@ async function sendAndRead(token: string, email: string, extra: Record<string, u
 
 const wrong = wrongCode;
 
-
 /** The hosted page's form, posted like a browser without JavaScript. */
 const postForm = (fields: Record<string, string>) =>
   call('POST', '/verify', {
     rawBody: new URLSearchParams(fields).toString(),
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
   });
-
 
 describe('POST /api/v1/email-verification/send', () => {
   it('sends a code and answers with hostedVerifyUrl on PUBLIC_BASE_URL', async () => {

@@ -57,7 +57,6 @@ async function restrictedToken(accountId: string) {
   return res.json.data as { token: string; analyticsSecret: string };
 }
 
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function expectRetryAfter(res: ApiResponse, max: number) {

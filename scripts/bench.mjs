@@ -65,6 +65,10 @@ function startService(stateDir) {
       POSTCODE_NO_INBOX: '1',
       POSTCODE_QUIET: '1',
       POSTCODE_EXTRA_VARS: limits,
+      // wrangler dev's local trace explorer writes every invocation (each D1 and Durable Object call
+      // included) to SQLite on the request path; production has no such cost, so the bench turns it
+      // off unless BENCH_LOCAL_OBSERVABILITY=1 asks to measure with it.
+      X_LOCAL_OBSERVABILITY: process.env.BENCH_LOCAL_OBSERVABILITY === '1' ? 'true' : 'false',
     },
   });
   return child;

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { findApiKeyByHash, findOtpTokenByHash, type Scope } from '../db/credentials';
 import { ApiError } from '../errors';
+import { cachedCredential, rememberCredential } from './credential-cache';
 import { sha256Hex } from './crypto';
 
 export type Credential =
@@ -14,11 +15,22 @@ const BEARER = /^Bearer +([A-Za-z0-9_]{1,128})$/i;
 export async function resolveCredential(db: D1Database, authorization: string | undefined): Promise<Credential> {
   const token = authorization?.trim().match(BEARER)?.[1];
   if (!token) throw new ApiError('UNAUTHORIZED', 'Authorization: expected "Bearer <token>"');
+  const tokenHash = await sha256Hex(token);
+  const cached = cachedCredential(tokenHash);
+  if (cached) return cached;
+  const credential = await lookUpCredential(db, token, tokenHash);
+  if (!credential) throw new ApiError('UNAUTHORIZED', 'Authorization: unknown or revoked token');
+  // Remembered only when read from D1: the entry's age is bounded by the TTL, not refreshed by use.
+  rememberCredential(tokenHash, credential);
+  return credential;
+}
+
+async function lookUpCredential(db: D1Database, token: string, tokenHash: string): Promise<Credential | null> {
   if (token.startsWith('pc_key_')) {
-    const key = await findApiKeyByHash(db, await sha256Hex(token));
+    const key = await findApiKeyByHash(db, tokenHash);
     if (key && !key.revokedAt) return { kind: 'api_key', id: key.id, accountId: key.accountId, scopes: key.scopes };
   } else if (token.startsWith('pc_otp_') && !token.startsWith('pc_otp_sec_')) {
-    const otpToken = await findOtpTokenByHash(db, await sha256Hex(token));
+    const otpToken = await findOtpTokenByHash(db, tokenHash);
     if (otpToken && !otpToken.revokedAt) {
       return {
         kind: 'public_token',
@@ -29,7 +41,7 @@ export async function resolveCredential(db: D1Database, authorization: string | 
       };
     }
   }
-  throw new ApiError('UNAUTHORIZED', 'Authorization: unknown or revoked token');
+  return null;
 }
 
 /** The client address: `CF-Connecting-IP` only; X-Forwarded-For and friends are client-controlled. */

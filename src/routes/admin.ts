@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { forgetCredential } from '../auth/credential-cache';
 import { requireAdmin } from '../auth/guards';
 import { createAccount, findAccount } from '../db/accounts';
 import { createApiKey, createOtpToken, revokeApiKey } from '../db/credentials';
@@ -46,6 +47,7 @@ export const adminRoutes = new Hono<AppEnv>()
   .delete('/api-keys/:keyId', validate('param', keyIdParam), async (c) => {
     const { keyId } = c.req.valid('param');
     if (!(await revokeApiKey(c.env.DB, keyId))) throw new ApiError('NOT_FOUND', 'keyId: no such API key');
+    forgetCredential(keyId);
     return c.json({ success: true, data: { id: keyId, revoked: true } });
   })
   .post('/accounts/:accountId/otp-tokens', validate('param', accountIdParam), validate('json', createOtpTokenBody), async (c) => {

@@ -1,0 +1,28 @@
+import type { Credential } from './credentials';
+
+// Live credentials by token hash, kept in the isolate so that a request does not pay a D1 read for
+// its key. Only found credentials are kept (a key created a moment ago works at once). A revocation
+// drops the entry in the isolate that handled it; other isolates drop theirs within CACHE_TTL_MS.
+export const CACHE_TTL_MS = 10_000;
+const MAX_ENTRIES = 1_000;
+
+const entries = new Map<string, { credential: Credential; expiresAt: number }>();
+
+export function cachedCredential(tokenHash: string, now = Date.now()): Credential | undefined {
+  const entry = entries.get(tokenHash);
+  if (!entry) return undefined;
+  if (entry.expiresAt > now) return entry.credential;
+  entries.delete(tokenHash);
+  return undefined;
+}
+
+export function rememberCredential(tokenHash: string, credential: Credential, now = Date.now()) {
+  // Map keeps insertion order: the first entry is the oldest.
+  if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
+  entries.set(tokenHash, { credential, expiresAt: now + CACHE_TTL_MS });
+}
+
+/** Called when a credential is revoked, so this isolate refuses it from the next request on. */
+export function forgetCredential(credentialId: string) {
+  for (const [hash, entry] of entries) if (entry.credential.id === credentialId) entries.delete(hash);
+}

@@ -5,15 +5,19 @@ import type { RateDecision } from '../durable-objects/rate-counter';
 import type { AppEnv, Bindings } from '../env';
 import { ApiError } from '../errors';
 
-/** The buckets of decisions.md: each limit is a Worker var; counters are sharded per bucket and subject. */
+/**
+ * The buckets of decisions.md: each limit is a Worker var. Counters are sharded per bucket and
+ * subject; the two per-recipient OTP buckets share one object (`object`), so a verify peeks the
+ * counter object that the send of its code has already created.
+ */
 export const BUCKETS = {
   'mail-key': { limitVar: 'RATE_MAIL_PER_KEY', fallback: 120, windowSeconds: 60 },
   'mail-ip': { limitVar: 'RATE_MAIL_PER_IP', fallback: 240, windowSeconds: 60 },
   read: { limitVar: 'RATE_READ_PER_CREDENTIAL', fallback: 600, windowSeconds: 60 },
   'otp-send-credential': { limitVar: 'RATE_OTP_SEND_PER_CREDENTIAL', fallback: 60, windowSeconds: 60 },
-  'otp-send-recipient': { limitVar: 'RATE_OTP_SEND_PER_RECIPIENT', fallback: 5, windowSeconds: 600 },
-  'otp-fails-recipient': { limitVar: 'RATE_OTP_FAILS_PER_RECIPIENT', fallback: 20, windowSeconds: 3600 },
-} as const satisfies Record<string, { limitVar: keyof Bindings; fallback: number; windowSeconds: number }>;
+  'otp-send-recipient': { limitVar: 'RATE_OTP_SEND_PER_RECIPIENT', fallback: 5, windowSeconds: 600, object: 'otp-recipient' },
+  'otp-fails-recipient': { limitVar: 'RATE_OTP_FAILS_PER_RECIPIENT', fallback: 20, windowSeconds: 3600, object: 'otp-recipient' },
+} as const satisfies Record<string, { limitVar: keyof Bindings; fallback: number; windowSeconds: number; object?: string }>;
 
 export type BucketName = keyof typeof BUCKETS;
 
@@ -24,17 +28,21 @@ function bucketLimit(env: Bindings, bucket: BucketName): number {
   return raw !== '' && Number.isInteger(configured) && configured >= 0 ? configured : BUCKETS[bucket].fallback;
 }
 
-const counter = (env: Bindings, bucket: BucketName, subject: string) =>
-  env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(`${bucket}:${subject}`));
+/** The counter object holding this bucket's log for this subject. */
+export function counterObject(env: Bindings, bucket: BucketName, subject: string) {
+  const config = BUCKETS[bucket];
+  const object = 'object' in config ? config.object : bucket;
+  return env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(`${object}:${subject}`));
+}
 
 /** Counts one hit in the counter object of this bucket and subject (refused hits are not counted). */
 export async function hitBucket(env: Bindings, bucket: BucketName, subject: string): Promise<RateDecision> {
-  return counter(env, bucket, subject).hit(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds);
+  return counterObject(env, bucket, subject).hit(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds, bucket);
 }
 
 /** The bucket's state without counting (for limits on failures, counted only after they happen). */
 export async function peekBucket(env: Bindings, bucket: BucketName, subject: string): Promise<RateDecision> {
-  return counter(env, bucket, subject).peek(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds);
+  return counterObject(env, bucket, subject).peek(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds, bucket);
 }
 
 function rateHeaders(decision: RateDecision): Record<string, string> {

@@ -3,6 +3,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { counterObject, hitBucket } from '../../src/limits/rate-limit';
 import { call,
   fetchWith, expectError, newAccount, sendLogTotal, uniqueAddress, type ApiResponse } from '../support/api';
 
@@ -263,8 +264,8 @@ describe('RateCounter Durable Object', () => {
   /** Hits written to the object's SQLite (0 when the table was never created). */
   const loggedHits = (stub: ReturnType<typeof counter>) =>
     runInDurableObject(stub, (_instance, state) => {
-      const table = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'hits'").toArray();
-      return table.length === 0 ? 0 : state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM hits').one().n;
+      const table = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'log_hits'").toArray();
+      return table.length === 0 ? 0 : state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM log_hits').one().n;
     });
 
   it('50 concurrent hits with limit 10 → exactly 10 allowed; refused hits are not counted', async () => {
@@ -299,6 +300,31 @@ describe('RateCounter Durable Object', () => {
     expect(await loggedHits(short)).toBe(0);
   });
 
+  it('logs in one object are counted apart, and each survives an eviction', async () => {
+    const stub = counter();
+    for (let i = 0; i < 2; i++) expect((await stub.hit(2, 600, 'sends')).allowed).toBe(true);
+    expect(await stub.hit(2, 600, 'sends')).toMatchObject({ allowed: false, remaining: 0 });
+    expect(await stub.peek(3, 3600, 'fails')).toMatchObject({ allowed: true, remaining: 3 });
+    expect(await stub.hit(3, 3600, 'fails')).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await loggedHits(stub)).toBe(3);
+    await evictDurableObject(stub);
+    expect(await stub.peek(2, 600, 'sends')).toMatchObject({ allowed: false, remaining: 0 });
+    expect(await stub.peek(3, 3600, 'fails')).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
+  it('both per-recipient OTP limits of one recipient live in one object, and each recipient has its own', async () => {
+    const recipient = `acc_shard:${crypto.randomUUID()}@example.com`;
+    expect((await hitBucket(env, 'otp-send-recipient', recipient)).allowed).toBe(true);
+    expect((await hitBucket(env, 'otp-fails-recipient', recipient)).allowed).toBe(true);
+    const shared = counterObject(env, 'otp-send-recipient', recipient);
+    expect(counterObject(env, 'otp-fails-recipient', recipient).id.equals(shared.id)).toBe(true);
+    expect(counterObject(env, 'otp-send-recipient', `other-${recipient}`).id.equals(shared.id)).toBe(false);
+    expect(counterObject(env, 'mail-key', recipient).id.equals(shared.id)).toBe(false);
+    expect(await loggedHits(shared)).toBe(2);
+    expect(await shared.peek(5, 600, 'otp-send-recipient')).toMatchObject({ remaining: 4 });
+    expect(await shared.peek(20, 3600, 'otp-fails-recipient')).toMatchObject({ remaining: 19 });
+  });
+
   it('refused hits do not keep the window full once the counted hits have left it', async () => {
     const stub = counter();
     const start = Date.now();
@@ -328,7 +354,9 @@ describe('RateCounter Durable Object', () => {
     const stub = counter();
     expect((await stub.hit(5, 3600)).allowed).toBe(true);
     await runInDurableObject(stub, (_instance, state) => {
-      for (let i = 0; i < 3; i++) state.storage.sql.exec('INSERT INTO hits (at) VALUES (?)', Date.now() - 2 * 3600_000);
+      for (let i = 0; i < 3; i++) {
+        state.storage.sql.exec("INSERT INTO log_hits (log, at) VALUES ('hits', ?)", Date.now() - 2 * 3600_000);
+      }
     });
     expect(await loggedHits(stub)).toBe(4);
     expect(await runDurableObjectAlarm(stub)).toBe(true);

@@ -76,7 +76,8 @@ const toEmail = (row: EmailRow): EmailRecord => ({
  * Stores a QUEUED email and its recipients in one transaction (one round trip). The operator
  * settings are read inside it: a NORMAL email is stored held while the service is frozen. An
  * optional `gate` statement runs first (the daily-allowance reservation); when it changes no row,
- * nothing is stored. Returns whether the email was stored and whether it is held.
+ * nothing is stored. Returns whether the email was stored and whether it is held (RETURNING of the
+ * insert: no row when the gate refused).
  */
 export async function insertEmail(
   db: D1Database,
@@ -89,7 +90,8 @@ export async function insertEmail(
          priority, status, message_id, created_at, updated_at, held)
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'QUEUED', ?11, ?12, ?12,
          CASE WHEN ?10 = 'NORMAL' THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END
-       WHERE ?13 = 0 OR changes() > 0`,
+       WHERE ?13 = 0 OR changes() > 0
+       RETURNING held`,
     )
     .bind(
       email.id,
@@ -112,9 +114,8 @@ export async function insertEmail(
        SELECT ?1, key, value FROM json_each(?2) WHERE EXISTS (SELECT 1 FROM emails WHERE id = ?1)`,
     )
     .bind(email.id, JSON.stringify(email.toAddresses));
-  const readBack = db.prepare('SELECT held FROM emails WHERE id = ?').bind(email.id);
-  const results = await db.batch([...(options.gate ? [options.gate] : []), insertRow, insertRecipients, readBack]);
-  const row = results.at(-1)!.results[0] as { held: number } | undefined;
+  const results = await db.batch([...(options.gate ? [options.gate] : []), insertRow, insertRecipients]);
+  const row = results.at(-2)!.results[0] as { held: number } | undefined;
   return { stored: row !== undefined, held: row?.held === 1 };
 }
 

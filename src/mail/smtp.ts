@@ -1,3 +1,4 @@
+import { waitUntil } from 'cloudflare:workers';
 import { WorkerMailer } from 'worker-mailer';
 import type { SmtpConfig } from '../config';
 
@@ -150,17 +151,31 @@ export class SmtpConnection {
   }
 }
 
-/** Opens a connection, sends one message, closes. Connection failures come back as outcomes too. */
-export async function sendOnce(config: SmtpConfig, mail: OutgoingMail): Promise<SmtpOutcome> {
-  let connection: SmtpConnection;
-  try {
-    connection = await SmtpConnection.open(config);
-  } catch (error) {
-    return classifySmtpError(error);
-  }
+type SmtpFailure = Exclude<SmtpOutcome, { kind: 'accepted' }>;
+
+/** A connection being opened (greeting, EHLO, STARTTLS, AUTH), or why that failed. */
+export type PendingConnection = Promise<SmtpConnection | SmtpFailure>;
+
+/** Starts opening a connection now, so the SMTP handshake overlaps other work of the request. */
+export function startConnecting(config: SmtpConfig): PendingConnection {
+  return SmtpConnection.open(config).catch(classifySmtpError);
+}
+
+/** Closes a connection that will carry no mail (the request failed before its mail was ready). */
+export function dropConnection(pending: PendingConnection): void {
+  waitUntil(pending.then((connection) => (connection instanceof SmtpConnection ? connection.close() : undefined)));
+}
+
+/**
+ * Sends one message over a new (or already opening) connection. Connection failures come back as
+ * outcomes too. QUIT runs after the caller has its outcome: the server has already taken the mail.
+ */
+export async function sendOnce(config: SmtpConfig, mail: OutgoingMail, pending = startConnecting(config)): Promise<SmtpOutcome> {
+  const connection = await pending;
+  if (!(connection instanceof SmtpConnection)) return connection;
   try {
     return await connection.send(mail);
   } finally {
-    await connection.close();
+    waitUntil(connection.close());
   }
 }

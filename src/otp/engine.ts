@@ -8,7 +8,7 @@ import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, nowIso } from '../ids';
 import { hitBucket, peekBucket, rateLimitError, type RateLimitCode } from '../limits/rate-limit';
-import { sendOnce } from '../mail/smtp';
+import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob } from '../queue/producer';
 import { generateCode, hashCode, SESSION_ID } from './codes';
 import { DEFAULT_OTP_SUBJECT, renderOtpMail } from './mail';
@@ -56,29 +56,33 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   if (!perRecipient.allowed) {
     throw rateLimitError(caller.rateLimitCode, perRecipient, 'Too many codes sent to this address: retry after Retry-After');
   }
+  // The SMTP handshake runs while the session is stored (only after the limits let the send through).
+  const connecting = startConnecting(smtp);
   const sessionId = newId('otp');
   const code = generateCode(request.otpDigits);
   const expiresAt = Date.now() + request.expiresInSeconds * 1000;
-  await session(env, sessionId).create({
-    accountId: caller.accountId,
-    channel: caller.channel,
-    email: request.email,
-    codeHash: await hashCode(pepper(env), sessionId, code),
-    digits: request.otpDigits,
-    expiresAt,
-    maxAttempts: maxAttempts(env),
-  });
+  try {
+    await session(env, sessionId).create({
+      accountId: caller.accountId,
+      channel: caller.channel,
+      email: request.email,
+      codeHash: await hashCode(pepper(env), sessionId, code),
+      digits: request.otpDigits,
+      expiresAt,
+      maxAttempts: maxAttempts(env),
+    });
+  } catch (error) {
+    dropConnection(connecting);
+    throw error;
+  }
 
   const subject = request.subject ?? DEFAULT_OTP_SUBJECT;
   const { text, html } = renderOtpMail({ code, verificationLine: request.verificationLine, expiresInSeconds: request.expiresInSeconds });
-  const outcome = await sendOnce(smtp, {
-    from,
-    to: [request.email],
-    subject,
-    text,
-    html,
-    messageId: `<${sessionId}@${from.email.split('@').pop()}>`,
-  });
+  const outcome = await sendOnce(
+    smtp,
+    { from, to: [request.email], subject, text, html, messageId: `<${sessionId}@${from.email.split('@').pop()}>` },
+    connecting,
+  );
   if (outcome.kind === 'transient') {
     // The code is not kept anywhere: the retry mails a fresh code for the same session.
     const job: OtpRetryJob = {

@@ -219,7 +219,9 @@ async function nodemailerRound(sink, count) {
 
 // ---- main ---------------------------------------------------------------------------------------
 async function main() {
-  const stateDir = mkdtempSync(join(tmpdir(), 'postcode-bench-'));
+  // BENCH_STATE_DIR=/dev/shm shows how much of a figure is the local disk (each new Durable Object
+  // is its own SQLite file, synced on write).
+  const stateDir = mkdtempSync(join(process.env.BENCH_STATE_DIR ?? tmpdir(), 'postcode-bench-'));
   const sink = await startSink();
   const child = startService(stateDir);
   let peakMiB = 0;
@@ -326,13 +328,13 @@ async function main() {
     ];
     const width = Math.max(...rows.map((r) => r[0].length));
     const valueWidth = Math.max(...rows.map((r) => r[1].length));
-    console.log(`\npostcode benchmark: medians of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${new Date().toISOString()}\n`);
+    console.log(`\npostcode benchmark: medians of ${ROUNDS} rounds, ${CONNECTIONS} connections, state in ${stateDir}, ${new Date().toISOString()}\n`);
     for (const [name, value, note] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${note}`);
     const out = join(root, `bench-results-${Date.now()}.json`);
     writeFileSync(
       out,
       JSON.stringify(
-        { rounds: ROUNDS, seconds: DURATION, connections: CONNECTIONS, bare, queue, verify, otpSend, delivery: { mailsPerSecond: delivery, baseline, lost, duplicated }, peakMiB, ratios: { queue: queue.rps / bare.rps, verify: verify.rps / bare.rps, otpSend: otpSend.rps / bare.rps, delivery: delivery / baseline } },
+        { rounds: ROUNDS, seconds: DURATION, connections: CONNECTIONS, stateDir, localObservability: process.env.BENCH_LOCAL_OBSERVABILITY === "1", bare, queue, verify, otpSend, delivery: { mailsPerSecond: delivery, baseline, lost, duplicated }, peakMiB, ratios: { queue: queue.rps / bare.rps, verify: verify.rps / bare.rps, otpSend: otpSend.rps / bare.rps, delivery: delivery / baseline } },
         null,
         2,
       ),

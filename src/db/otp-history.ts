@@ -12,13 +12,20 @@ const toVerification = (row: Row): OtpVerification => ({
   verifiedAt: row.verified_at,
 });
 
-export async function recordVerification(
-  db: D1Database,
-  entry: { accountId: string; channel: OtpChannel; sessionId: string; email: string; sentAt: string; verifiedAt: string },
-): Promise<void> {
+export type VerificationEntry = {
+  accountId: string;
+  channel: OtpChannel;
+  sessionId: string;
+  email: string;
+  sentAt: string;
+  verifiedAt: string;
+};
+
+/** Idempotent: a session has at most one row (a second write of the same session is ignored). */
+export async function recordVerification(db: D1Database, entry: VerificationEntry): Promise<void> {
   await db
     .prepare(
-      'INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT OR IGNORE INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     )
     .bind(newId('ver'), entry.accountId, entry.channel, entry.sessionId, entry.email, entry.sentAt, entry.verifiedAt)
     .run();

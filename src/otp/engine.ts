@@ -1,7 +1,7 @@
 // The one OTP engine behind every flavour (instant, legacy alias, backend, email verification).
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
 import { defaultSender, requireSmtp, type Mailbox } from '../config';
-import { recordVerification, listVerifications } from '../db/otp-history';
+import { listVerifications, recordVerification, type VerificationEntry } from '../db/otp-history';
 import { findSenderByEmail } from '../db/senders';
 import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-session';
 import type { Bindings } from '../env';
@@ -9,7 +9,7 @@ import { ApiError } from '../errors';
 import { newId, nowIso } from '../ids';
 import { hitBucket, peekBucket, rateLimitError, type RateLimitCode } from '../limits/rate-limit';
 import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
-import type { OtpRetryJob } from '../queue/producer';
+import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
 import { generateCode, hashCode, SESSION_ID } from './codes';
 import { DEFAULT_OTP_SUBJECT, renderOtpMail } from './mail';
 
@@ -154,7 +154,7 @@ export async function verifyOtp(
   });
   switch (outcome.result) {
     case 'verified':
-      await recordVerification(env.DB, {
+      await keepVerification(env, {
         accountId,
         channel: caller.channel,
         sessionId: request.sessionId,
@@ -182,6 +182,22 @@ export async function verifyOtp(
       );
     default:
       throw notFound();
+  }
+}
+
+/**
+ * Writes the history row of a verification. The session is already consumed, so a failed write must
+ * not turn the success into an error the caller cannot retry: the row goes through the queue instead.
+ */
+async function keepVerification(env: Bindings, entry: VerificationEntry) {
+  try {
+    await recordVerification(env.DB, entry);
+  } catch (writeError) {
+    const job: VerificationHistoryJob = { kind: 'otp-history', entry };
+    await env.MAIL_QUEUE.send(job, { contentType: 'json' }).catch((queueError: unknown) => {
+      // Both stores failed: the verification stands, only its history row is lost.
+      console.error('verification history lost', entry.sessionId, String(writeError), String(queueError));
+    });
   }
 }
 

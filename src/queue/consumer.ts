@@ -1,10 +1,11 @@
 import { smtpConfig } from '../config';
 import type { Bindings } from '../env';
 import { claimForDelivery, holdEmail, markUndeliverable, recordDeliveryOutcomes, type DeliveryOutcome, type EmailRecord } from '../db/emails';
+import { recordVerification } from '../db/otp-history';
 import { getSettings } from '../db/settings';
 import { classifySmtpError, SmtpConnection, type OutgoingMail, type SmtpOutcome } from '../mail/smtp';
 import { resendOtp } from '../otp/engine';
-import type { EmailJob, MailJob, OtpRetryJob } from './producer';
+import type { EmailJob, MailJob, OtpRetryJob, VerificationHistoryJob } from './producer';
 
 /** Base lease of a batch; each message adds time for a connect and a send within the SMTP timeouts. */
 const DELIVERY_LEASE_SECONDS = 60;
@@ -42,8 +43,10 @@ export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindin
     message.retry({ delaySeconds: retryDelaySeconds(message.attempts, retryBase(env)) });
   const emailMessages: Message<EmailJob>[] = [];
   for (const message of batch.messages) {
-    if (!config) retry(message);
-    else if ('kind' in message.body) await retryOtpMail(message as Message<OtpRetryJob>, env, () => retry(message));
+    const job = message.body;
+    if ('kind' in job && job.kind === 'otp-history') await writeVerificationHistory(message, job, env, () => retry(message));
+    else if (!config) retry(message);
+    else if ('kind' in job) await retryOtpMail(message as Message<OtpRetryJob>, env, () => retry(message));
     else emailMessages.push(message as Message<EmailJob>);
   }
   if (!config || emailMessages.length === 0) return;
@@ -116,10 +119,25 @@ async function retryOtpMail(message: Message<OtpRetryJob>, env: Bindings, retry:
   else message.ack();
 }
 
-/** Messages whose retries ran out: the email is FAILED with its last reply (an OTP mail just expires). */
+/** A verification's history row that could not be written during the request (the write is idempotent). */
+async function writeVerificationHistory(message: Message<MailJob>, job: VerificationHistoryJob, env: Bindings, retry: () => void) {
+  try {
+    await recordVerification(env.DB, job.entry);
+    message.ack();
+  } catch {
+    retry();
+  }
+}
+
+/**
+ * Messages whose retries ran out: the email is FAILED with its last reply (an OTP mail just expires;
+ * a verification's history row is reported as lost).
+ */
 export async function handleDeadLetters(batch: MessageBatch<MailJob>, env: Bindings): Promise<void> {
   for (const message of batch.messages) {
-    if (!('kind' in message.body)) await markUndeliverable(env.DB, (message.body as EmailJob).emailId);
+    const job = message.body;
+    if (!('kind' in job)) await markUndeliverable(env.DB, job.emailId);
+    else if (job.kind === 'otp-history') console.error('verification history lost after retries', job.entry.sessionId);
     message.ack();
   }
 }

@@ -1,5 +1,6 @@
 import type { Mailbox } from '../config';
 import { clearHeld, deleteEmail, insertEmail, listHeldEmailIds, type NewEmail } from '../db/emails';
+import type { VerificationEntry } from '../db/otp-history';
 import type { Bindings } from '../env';
 
 /** The queue carries only the id: the row in D1 is the single source of truth for content and status. */
@@ -21,7 +22,13 @@ export type OtpRetryJob = {
   from: Mailbox;
 };
 
-export type MailJob = EmailJob | OtpRetryJob;
+/**
+ * The history row of a verification whose D1 write failed during the request (the session was
+ * already consumed, so the verify still answered success).
+ */
+export type VerificationHistoryJob = { kind: 'otp-history'; entry: VerificationEntry };
+
+export type MailJob = EmailJob | OtpRetryJob | VerificationHistoryJob;
 
 const job = (emailId: string) => ({ body: { emailId } satisfies EmailJob, contentType: 'json' as const });
 

@@ -29,7 +29,7 @@ export async function seedVerifications(accountId: string, channel: OtpChannel, 
     'INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   await env.DB.batch(
-    rows.map((r, i) => insert.bind(`ver_seed${crypto.randomUUID().slice(0, 12)}`, accountId, channel, `otp_seed${i}`, r.email, r.sentAt, r.verifiedAt)),
+    rows.map((r) => insert.bind(`ver_seed${crypto.randomUUID().slice(0, 12)}`, accountId, channel, `otp_seed${crypto.randomUUID()}`, r.email, r.sentAt, r.verifiedAt)),
   );
   return rows;
 }

@@ -1,0 +1,100 @@
+// A verify consumes its session before the history row is written. When that D1 write fails, the
+// caller still gets its success (it could not retry a consumed session) and the row reaches D1
+// through the queue; the write is idempotent per session.
+import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import type { VerificationEntry } from '../../src/db/otp-history';
+import worker from '../../src/index';
+import type { MailJob } from '../../src/queue/producer';
+import { call, codeFromInbox, eventually, expectError, newAccount, uniqueAddress } from '../support/api';
+
+/** The worker's bindings, except that D1 refuses every write of verification history. */
+function bindingsWithFailingHistory(): Cloudflare.Env {
+  const db = new Proxy(env.DB, {
+    get(target, property) {
+      if (property === 'prepare') {
+        return (sql: string) =>
+          sql.includes('INTO otp_verifications')
+            ? { bind: () => ({ run: () => Promise.reject(new Error('D1_ERROR: simulated outage')) }) }
+            : target.prepare(sql);
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...env, DB: db };
+}
+
+const historyRows = async (sessionId: string) =>
+  (await env.DB.prepare('SELECT session_id, email FROM otp_verifications WHERE session_id = ?').bind(sessionId).all()).results;
+
+async function sendBackendOtp(serverKey: string, email: string) {
+  const res = await call('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  return { sessionId: res.json.data.sessionId as string, code: await codeFromInbox(email) };
+}
+
+describe('verification history when D1 fails during the verify', () => {
+  it('the verify answers verified, the session is consumed, and the row arrives through the queue', async () => {
+    const { serverKey } = await newAccount();
+    const email = uniqueAddress('history-outage');
+    const { sessionId, code } = await sendBackendOtp(serverKey, email);
+
+    const res = await call('POST', '/api/v1/backend-otp/verify', {
+      token: serverKey,
+      body: { sessionId, email, code },
+      bindings: bindingsWithFailingHistory(),
+    });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    expect(res.json).toEqual({ success: true, data: { verified: true } });
+    expect(await historyRows(sessionId)).toEqual([]);
+
+    const rows = await eventually(async () => {
+      const found = await historyRows(sessionId);
+      return found.length > 0 ? found : undefined;
+    }, 'the history row written by the queue consumer');
+    expect(rows).toEqual([{ session_id: sessionId, email: email.toLowerCase() }]);
+    expectError(await call('POST', '/api/v1/backend-otp/verify', { token: serverKey, body: { sessionId, email, code } }), 404, 'SESSION_NOT_FOUND');
+  });
+});
+
+describe('queue consumer: verification history jobs', () => {
+  const entry = (accountId: string, sessionId: string): VerificationEntry => ({
+    accountId,
+    channel: 'backend',
+    sessionId,
+    email: 'ann@example.com',
+    sentAt: '2026-11-22T10:00:00.000Z',
+    verifiedAt: '2026-11-22T10:00:30.000Z',
+  });
+
+  async function runHistoryBatch(jobs: VerificationEntry[], bindings: Cloudflare.Env = env) {
+    const batch = createMessageBatch<MailJob>(
+      'postcode-mail',
+      jobs.map((job, i) => ({ id: `history-${i}`, timestamp: new Date(), attempts: 1, body: { kind: 'otp-history', entry: job } })),
+    );
+    const ctx = createExecutionContext();
+    await worker.queue(batch, bindings);
+    return getQueueResult(batch, ctx);
+  }
+
+  it('writes the row once, even when the job arrives twice', async () => {
+    const { accountId } = await newAccount();
+    const sessionId = `otp_${crypto.randomUUID().replace(/-/g, '').slice(0, 26)}`;
+    const result = await runHistoryBatch([entry(accountId, sessionId), entry(accountId, sessionId)]);
+    expect(result.explicitAcks.sort()).toEqual(['history-0', 'history-1']);
+    expect(result.retryMessages).toEqual([]);
+    expect(await historyRows(sessionId)).toHaveLength(1);
+  });
+
+  it('a failed write is retried, not acked (and needs no SMTP configuration)', async () => {
+    const { accountId } = await newAccount();
+    const sessionId = `otp_${crypto.randomUUID().replace(/-/g, '').slice(0, 26)}`;
+    const bindings = { ...bindingsWithFailingHistory(), SMTP_HOST: '' };
+    const result = await runHistoryBatch([entry(accountId, sessionId)], bindings);
+    expect(result.explicitAcks).toEqual([]);
+    expect(result.retryMessages.map((m) => m.msgId)).toEqual(['history-0']);
+    expect(await historyRows(sessionId)).toEqual([]);
+  });
+});

@@ -7,6 +7,11 @@ export const CACHE_TTL_MS = 10_000;
 const MAX_ENTRIES = 1_000;
 
 const entries = new Map<string, { credential: Credential; expiresAt: number }>();
+/** Bumped by every revocation: a D1 read that started before one may be stale and is not kept. */
+let revocations = 0;
+
+/** Taken before a D1 lookup and handed to `rememberCredential` with its result. */
+export const revocationCount = () => revocations;
 
 export function cachedCredential(tokenHash: string, now = Date.now()): Credential | undefined {
   const entry = entries.get(tokenHash);
@@ -16,7 +21,8 @@ export function cachedCredential(tokenHash: string, now = Date.now()): Credentia
   return undefined;
 }
 
-export function rememberCredential(tokenHash: string, credential: Credential, now = Date.now()) {
+export function rememberCredential(tokenHash: string, credential: Credential, readAfter: number, now = Date.now()) {
+  if (readAfter !== revocations) return;
   // Map keeps insertion order: the first entry is the oldest.
   if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
   entries.set(tokenHash, { credential, expiresAt: now + CACHE_TTL_MS });
@@ -24,5 +30,6 @@ export function rememberCredential(tokenHash: string, credential: Credential, no
 
 /** Called when a credential is revoked, so this isolate refuses it from the next request on. */
 export function forgetCredential(credentialId: string) {
+  revocations++;
   for (const [hash, entry] of entries) if (entry.credential.id === credentialId) entries.delete(hash);
 }

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { findApiKeyByHash, findOtpTokenByHash, type Scope } from '../db/credentials';
 import { ApiError } from '../errors';
-import { cachedCredential, rememberCredential } from './credential-cache';
+import { cachedCredential, rememberCredential, revocationCount } from './credential-cache';
 import { sha256Hex } from './crypto';
 
 export type Credential =
@@ -18,10 +18,12 @@ export async function resolveCredential(db: D1Database, authorization: string | 
   const tokenHash = await sha256Hex(token);
   const cached = cachedCredential(tokenHash);
   if (cached) return cached;
+  const readAfter = revocationCount();
   const credential = await lookUpCredential(db, token, tokenHash);
   if (!credential) throw new ApiError('UNAUTHORIZED', 'Authorization: unknown or revoked token');
-  // Remembered only when read from D1: the entry's age is bounded by the TTL, not refreshed by use.
-  rememberCredential(tokenHash, credential);
+  // Remembered only when read from D1 (the entry's age is bounded by the TTL, not refreshed by use),
+  // and only if no revocation happened in this isolate while the read was in flight.
+  rememberCredential(tokenHash, credential, readAfter);
   return credential;
 }
 

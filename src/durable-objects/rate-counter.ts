@@ -26,6 +26,8 @@ const MAX_PERSISTED_WINDOW_MS = 3600_000;
 export class RateCounter extends DurableObject {
   /** Hit times per log, oldest first; each log is loaded from SQLite on first use. */
   private readonly logs = new Map<string, number[]>();
+  /** Logs with windows long enough to be written to SQLite (the alarm reloads only these). */
+  private readonly persistedLogs = new Set<string>();
   private tableReady = false;
 
   /** The table is created on the first persisted hit, so memory-only counters never touch storage. */
@@ -44,6 +46,7 @@ export class RateCounter extends DurableObject {
 
   private hitsOf(log: string, windowSeconds: number, now: number): number[] {
     const persisted = windowSeconds > MEMORY_ONLY_WINDOW_SECONDS;
+    if (persisted) this.persistedLogs.add(log);
     let hits = this.logs.get(log);
     if (!hits) {
       hits =
@@ -101,10 +104,11 @@ export class RateCounter extends DurableObject {
 
   /** Forgets persisted hits older than any window; comes back while some are left. */
   async alarm(): Promise<void> {
-    if (!this.hasTable(false)) return;
+    // An object from before named logs keeps a `hits` table that nothing reads any more.
+    if (!this.hasTable(false)) return this.ctx.storage.deleteAll();
     const sql = this.ctx.storage.sql;
     sql.exec('DELETE FROM log_hits WHERE at <= ?', Date.now() - MAX_PERSISTED_WINDOW_MS);
-    this.logs.clear(); // reloaded from SQLite on next use
+    for (const log of this.persistedLogs) this.logs.delete(log); // reloaded from SQLite on next use
     const oldest = sql.exec<{ at: number | null }>('SELECT MIN(at) AS at FROM log_hits').one().at;
     if (oldest !== null) await this.ctx.storage.setAlarm(oldest + MAX_PERSISTED_WINDOW_MS + 1000);
   }

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { VerificationEntry } from '../../src/db/otp-history';
 import worker from '../../src/index';
 import type { MailJob } from '../../src/queue/producer';
-import { call, codeFromInbox, eventually, expectError, newAccount, uniqueAddress } from '../support/api';
+import { call, eventually, expectError, newAccount, uniqueAddress } from '../support/api';
+import { sendAndRead } from '../support/otp';
 
 /** The worker's bindings, except that D1 refuses every write of verification history. */
 function bindingsWithFailingHistory(): Cloudflare.Env {
@@ -29,17 +30,11 @@ function bindingsWithFailingHistory(): Cloudflare.Env {
 const historyRows = async (sessionId: string) =>
   (await env.DB.prepare('SELECT session_id, email FROM otp_verifications WHERE session_id = ?').bind(sessionId).all()).results;
 
-async function sendBackendOtp(serverKey: string, email: string) {
-  const res = await call('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return { sessionId: res.json.data.sessionId as string, code: await codeFromInbox(email) };
-}
-
 describe('verification history when D1 fails during the verify', () => {
   it('the verify answers verified, the session is consumed, and the row arrives through the queue', async () => {
     const { serverKey } = await newAccount();
     const email = uniqueAddress('history-outage');
-    const { sessionId, code } = await sendBackendOtp(serverKey, email);
+    const { sessionId, code } = await sendAndRead('/api/v1/backend-otp/send', serverKey, email);
 
     const res = await call('POST', '/api/v1/backend-otp/verify', {
       token: serverKey,

@@ -14,7 +14,7 @@ import {
   type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { expectExpiry, ISO, type SeededVerification, seedVerifications, SESSION_ID, wrongCode } from '../support/otp';
+import { expectExpiry, ISO, sendAndRead as sendCodeAndRead, type SeededVerification, seedVerifications, SESSION_ID, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/backend-otp/send';
 const VERIFY = '/api/v1/backend-otp/verify';
@@ -26,12 +26,7 @@ const send = (token: string, body: unknown, headers?: Record<string, string>) =>
 const verify = (token: string, body: unknown, path = VERIFY) => call('POST', path, { token, body });
 const verified = { success: true, data: { verified: true } };
 
-async function sendAndRead(token: string, email: string, extra: Record<string, unknown> = {}) {
-  const res = await send(token, { email, ...extra });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  const code = await codeFromInbox(email, typeof extra.otpDigits === 'number' ? extra.otpDigits : 6);
-  return { sessionId: res.json.data.sessionId as string, code, res };
-}
+const sendAndRead = (token: string, email: string, extra: Record<string, unknown> = {}) => sendCodeAndRead(SEND, token, email, extra);
 
 const wrong = wrongCode;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -5,7 +5,7 @@ import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, codeFromInbox, postWith, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { expectExpiry, expireSession, ISO, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
+import { expectExpiry, expireSession, sendAndRead as sendCodeAndRead, ISO, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/email-verification/send';
 const VERIFY = '/api/v1/email-verification/verify';
@@ -17,12 +17,7 @@ const send = (token: string, body: unknown) => call('POST', SEND, { token, body 
 const verify = (token: string, body: unknown) => call('POST', VERIFY, { token, body });
 const status = (token: string, sessionId: string) => call('GET', STATUS(sessionId), { token });
 
-async function sendAndRead(token: string, email: string, extra: Record<string, unknown> = {}) {
-  const res = await send(token, { email, ...extra });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  const code = await codeFromInbox(email, typeof extra.otpDigits === 'number' ? extra.otpDigits : 6);
-  return { sessionId: res.json.data.sessionId as string, expiresAt: res.json.data.expiresAt as string, code };
-}
+const sendAndRead = (token: string, email: string, extra: Record<string, unknown> = {}) => sendCodeAndRead(SEND, token, email, extra);
 
 const wrong = wrongCode;
 

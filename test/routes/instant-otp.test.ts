@@ -16,7 +16,7 @@ import {
   type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { expectExpiry, expireSession, ISO, type SeededVerification, seedVerifications, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
+import { expectExpiry, expireSession, sendAndRead as sendCodeAndRead, ISO, type SeededVerification, seedVerifications, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/instant-otp/send';
 const VERIFY = '/api/v1/instant-otp/verify';
@@ -34,14 +34,8 @@ const verify = (token: string, body: unknown, path = VERIFY) => call('POST', pat
 const history = (path: string, token: string | null, secret: string | null, headers: Record<string, string> = {}) =>
   call('GET', path, { token, headers: secret === null ? headers : { ...headers, 'X-Otp-Secret': secret } });
 
-/** Sends a code to `email` and reads it from the delivered mail. */
-async function sendAndRead(token: string, email: string, extra: Record<string, unknown> = {}, path = SEND) {
-  const res = await send(token, { email, ...extra }, undefined, path);
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  const digits = typeof extra.otpDigits === 'number' ? extra.otpDigits : 6;
-  const code = await codeFromInbox(email, digits);
-  return { sessionId: res.json.data.sessionId as string, code, res };
-}
+const sendAndRead = (token: string, email: string, extra: Record<string, unknown> = {}, path = SEND) =>
+  sendCodeAndRead(path, token, email, extra);
 
 const wrong = wrongCode;
 

@@ -3,6 +3,15 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import type { OtpChannel } from '../../src/durable-objects/otp-session';
+import { call, codeFromInbox } from './api';
+
+/** Sends a code to `email` through the send route `path` and reads it from the delivered mail. */
+export async function sendAndRead(path: string, token: string, email: string, extra: Record<string, unknown> = {}) {
+  const res = await call('POST', path, { token, body: { email, ...extra } });
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  const code = await codeFromInbox(email, typeof extra.otpDigits === 'number' ? extra.otpDigits : 6);
+  return { sessionId: res.json.data.sessionId as string, expiresAt: res.json.data.expiresAt as string, code, res };
+}
 
 /** A code of the same length that is not the right one. */
 export const wrongCode = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);

@@ -1,0 +1,122 @@
+// Sliding-window hit logs, shared by the Durable Objects that enforce rate limits (RateCounter for
+// keys, credentials and addresses; OtpRecipient for the per-recipient OTP limits).
+
+export type RateDecision = {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until a slot frees up (the oldest counted hit leaves the window). */
+  resetSeconds: number;
+};
+
+/** A limit: at most `limit` hits in any `windowSeconds`. */
+export type WindowRule = { limit: number; windowSeconds: number };
+
+/** Windows up to this long live in memory only: an object is evicted only after it has been idle
+ * longer than this, by which time every hit in such a window has expired anyway. */
+const MEMORY_ONLY_WINDOW_SECONDS = 60;
+/** The longest window persisted (the OTP failure cap); `prune` forgets anything older. */
+const MAX_PERSISTED_WINDOW_MS = 3600_000;
+
+/**
+ * The named logs of one object. Every method is synchronous, so a caller that does not await
+ * between checking and counting is atomic. Short windows are kept in memory (no storage write on
+ * the hot path); longer ones are also written to SQLite so that an eviction does not reset them.
+ * The owner schedules `prune` through its alarm, at the time `hit` returns as `pruneAt`.
+ */
+export class HitLogs {
+  /** Hit times per log, oldest first; each log is loaded from SQLite on first use. */
+  private readonly logs = new Map<string, number[]>();
+  /** Logs with windows long enough to be written to SQLite (`prune` reloads only these). */
+  private readonly persistedLogs = new Set<string>();
+  private tableReady = false;
+
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** Whether anything was ever persisted here (the table is created on the first persisted hit). */
+  hasTable(create = false): boolean {
+    if (!this.tableReady) {
+      this.tableReady = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'log_hits'").toArray().length > 0;
+      if (!this.tableReady && create) {
+        this.sql.exec('CREATE TABLE log_hits (log TEXT NOT NULL, at INTEGER NOT NULL)');
+        this.sql.exec('CREATE INDEX log_hits_by_log ON log_hits (log, at)');
+        this.tableReady = true;
+      }
+    }
+    return this.tableReady;
+  }
+
+  private hitsOf(log: string, windowSeconds: number, now: number): number[] {
+    const persisted = windowSeconds > MEMORY_ONLY_WINDOW_SECONDS;
+    if (persisted) this.persistedLogs.add(log);
+    let hits = this.logs.get(log);
+    if (!hits) {
+      hits =
+        persisted && this.hasTable()
+          ? this.sql
+              .exec<{ at: number }>('SELECT at FROM log_hits WHERE log = ? ORDER BY at', log)
+              .toArray()
+              .map((r) => r.at)
+          : [];
+      this.logs.set(log, hits);
+    }
+    const cutoff = now - windowSeconds * 1000;
+    let expired = 0;
+    while (expired < hits.length && hits[expired]! <= cutoff) expired++;
+    if (expired > 0) {
+      hits.splice(0, expired);
+      if (persisted && this.hasTable()) this.sql.exec('DELETE FROM log_hits WHERE log = ? AND at <= ?', log, cutoff);
+    }
+    return hits;
+  }
+
+  /**
+   * Counts one hit in `log` if its window has room; a refused hit is not counted. `pruneAt` is set
+   * when this hit was persisted: the owner's alarm must run `prune` no later than that.
+   */
+  hit(log: string, rule: WindowRule, now = Date.now()): { decision: RateDecision; pruneAt: number | null } {
+    const hits = this.hitsOf(log, rule.windowSeconds, now);
+    const allowed = hits.length < rule.limit;
+    let pruneAt: number | null = null;
+    if (allowed) {
+      hits.push(now);
+      if (rule.windowSeconds > MEMORY_ONLY_WINDOW_SECONDS) {
+        this.hasTable(true);
+        this.sql.exec('INSERT INTO log_hits (log, at) VALUES (?, ?)', log, now);
+        pruneAt = now + MAX_PERSISTED_WINDOW_MS + 1000;
+      }
+    }
+    return { decision: decide(hits, rule, now, allowed), pruneAt };
+  }
+
+  /** The current state of `log`, without counting. */
+  peek(log: string, rule: WindowRule, now = Date.now()): RateDecision {
+    const hits = this.hitsOf(log, rule.windowSeconds, now);
+    return decide(hits, rule, now, hits.length < rule.limit);
+  }
+
+  /** Forgets persisted hits older than any window. Returns when to prune again (null: nothing left). */
+  prune(now = Date.now()): number | null {
+    if (!this.hasTable()) return null;
+    this.sql.exec('DELETE FROM log_hits WHERE at <= ?', now - MAX_PERSISTED_WINDOW_MS);
+    for (const log of this.persistedLogs) this.logs.delete(log); // reloaded from SQLite on next use
+    const oldest = this.sql.exec<{ at: number | null }>('SELECT MIN(at) AS at FROM log_hits').one().at;
+    return oldest === null ? null : oldest + MAX_PERSISTED_WINDOW_MS + 1000;
+  }
+}
+
+function decide(hits: number[], rule: WindowRule, now: number, allowed: boolean): RateDecision {
+  const resetMs = hits.length === 0 ? 0 : hits[0]! + rule.windowSeconds * 1000 - now;
+  return {
+    allowed,
+    limit: rule.limit,
+    remaining: Math.max(rule.limit - hits.length, 0),
+    resetSeconds: Math.max(Math.ceil(resetMs / 1000), allowed ? 0 : 1),
+  };
+}
+
+/** Sets the alarm to `at` unless one is already due earlier (an object's clean-ups share one alarm). */
+export async function alarmNoLaterThan(storage: DurableObjectStorage, at: number): Promise<void> {
+  const current = await storage.getAlarm();
+  if (current === null || current > at) await storage.setAlarm(at);
+}

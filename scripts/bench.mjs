@@ -281,6 +281,7 @@ async function main() {
     const codes = await sink.otpCodes();
     const verifiable = sessions.filter((s) => codes[s.sessionId]);
     const perRound = Math.floor(verifiable.length / ROUNDS);
+    if (perRound < 1) throw new Error(`no OTP code could be matched to a session (${sessions.length} sent, ${Object.keys(codes).length} codes at the sink)`);
     let verifySeq = 0;
     const verify = await rounds('POST /api/v1/instant-otp/verify', () => ({
       amount: perRound,

@@ -11,11 +11,19 @@ function randomBase32(bits: number): string {
   return out;
 }
 
-export type IdPrefix = 'em' | 'tpl' | 'snd' | 'acc' | 'key' | 'otk' | 'otp' | 'req' | 'ver';
+export type IdPrefix = 'em' | 'tpl' | 'snd' | 'acc' | 'key' | 'otk' | 'req' | 'ver';
 
-/** Resource ids carry 100 random bits; OTP session ids 130, because they are half of a credential. */
+/** Resource ids carry 100 random bits. */
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomBase32(prefix === 'otp' ? 130 : 100)}`;
+  return `${prefix}_${randomBase32(100)}`;
+}
+
+/**
+ * OTP session ids name the recipient's Durable Object (its 64-hex id, so that a session id alone
+ * routes to it) and carry 130 random bits, because they are half of a credential.
+ */
+export function newSessionId(objectId: string): string {
+  return `otp_${objectId}_${randomBase32(130)}`;
 }
 
 /** Secrets handed to clients once: 160 random bits. */

@@ -18,5 +18,5 @@ export default {
   },
 } satisfies ExportedHandler<Bindings, MailJob>;
 
-export { OtpSession } from './durable-objects/otp-session';
+export { OtpRecipient } from './durable-objects/otp-recipient';
 export { RateCounter } from './durable-objects/rate-counter';

@@ -3,6 +3,7 @@
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, call, inbox, newAccount, uniqueAddress, type ApiResponse, type TestAccount } from './support/api';
+import { unknownSessionId } from './support/otp';
 
 type Credential = 'mail' | 'server' | 'public' | 'admin';
 
@@ -258,7 +259,7 @@ describe.each(Object.entries(ROUTES))('%s', (_name, route) => {
       body: { name: 'base', subject: 'Hi {{name}}', textBody: 'Hello {{name}}' },
     });
     ctx.templateId = template.json.data.id;
-    ctx.sessionId = 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa';
+    ctx.sessionId = unknownSessionId();
   });
 
   it('answers every malformed body with the contract 4xx and never a 500', async () => {

@@ -1,4 +1,4 @@
-import type { OtpChannel } from '../durable-objects/otp-session';
+import type { OtpChannel } from '../durable-objects/otp-recipient';
 import { newId } from '../ids';
 
 export type OtpVerification = { id: string; email: string; sentAt: string; verifiedAt: string };

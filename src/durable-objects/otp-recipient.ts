@@ -1,8 +1,10 @@
 import { DurableObject } from 'cloudflare:workers';
+import { alarmNoLaterThan, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
 
 export type OtpChannel = 'instant' | 'backend' | 'email_verification';
 
 export type NewOtpSession = {
+  sessionId: string;
   accountId: string;
   channel: OtpChannel;
   email: string;
@@ -13,6 +15,7 @@ export type NewOtpSession = {
 };
 
 export type VerifyAttempt = {
+  sessionId: string;
   /** null: the hosted page, which has no credential (the channel still has to match). */
   accountId: string | null;
   channel: OtpChannel;
@@ -22,10 +25,11 @@ export type VerifyAttempt = {
 };
 
 export type VerifyOutcome =
-  | { result: 'verified'; email: string; sentAt: number; verifiedAt: number }
+  | { result: 'verified'; accountId: string; email: string; sentAt: number; verifiedAt: number }
   | { result: 'wrong'; attemptsLeft: number }
   | { result: 'malformed' }
   | { result: 'locked'; retryAfterSeconds: number }
+  | { result: 'limited'; decision: RateDecision }
   | { result: 'expired' }
   | { result: 'not_found' };
 
@@ -37,6 +41,7 @@ export type SessionStatus = {
 };
 
 type SessionRow = {
+  id: string;
   account_id: string;
   channel: OtpChannel;
   email: string;
@@ -51,7 +56,11 @@ type SessionRow = {
 };
 
 /** Kept after expiry so a backend can still read the outcome of a hosted verification. */
-const KEEP_AFTER_EXPIRY_MS = 24 * 3600_000;
+export const KEEP_AFTER_EXPIRY_MS = 24 * 3600_000;
+
+/** The recipient's two limits (decisions.md): codes sent, and wrong codes entered. */
+const SENDS = 'sends';
+const FAILURES = 'failures';
 
 function sameHash(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
@@ -61,29 +70,35 @@ function sameHash(a: string, b: string): boolean {
 }
 
 /**
- * One OTP session per object (named by the session id). The code is never here, only its HMAC.
- * `verify` compares, counts and consumes with synchronous SQL and no await, so concurrent verifies
+ * Every OTP session of one recipient of one account, with that recipient's send and failure limits
+ * (named by `account:email`; a session id carries this object's id, so it routes here alone). A send
+ * is one call (count, then store) and so is a verify (limit, compare, count, consume). Codes are
+ * never here, only their HMAC. Methods decide synchronously before any await, so concurrent calls
  * are serialised: one success at most, and no wrong guess goes uncounted.
  */
-export class OtpSession extends DurableObject {
+export class OtpRecipient extends DurableObject {
+  private readonly logs = new HitLogs(this.ctx.storage.sql);
+
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS session (
-      id INTEGER PRIMARY KEY CHECK (id = 1), account_id TEXT NOT NULL, channel TEXT NOT NULL, email TEXT NOT NULL,
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS sessions (
+      id TEXT PRIMARY KEY, account_id TEXT NOT NULL, channel TEXT NOT NULL, email TEXT NOT NULL,
       code_hash TEXT NOT NULL, digits INTEGER NOT NULL, expires_at INTEGER NOT NULL, attempts INTEGER NOT NULL,
       max_attempts INTEGER NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL, verified_at INTEGER)`);
   }
 
-  private row(): SessionRow | null {
-    return this.ctx.storage.sql.exec<SessionRow>('SELECT * FROM session WHERE id = 1').toArray()[0] ?? null;
+  private row(sessionId: string): SessionRow | null {
+    return this.ctx.storage.sql.exec<SessionRow>('SELECT * FROM sessions WHERE id = ?', sessionId).toArray()[0] ?? null;
   }
 
-  /** Starts the session; false if this id is already in use (ids are random, so only on a bug). */
-  async create(session: NewOtpSession): Promise<boolean> {
-    if (this.row()) return false;
+  /** Counts a send against `sendLimit`; if it has room, stores the session. Returns the decision. */
+  async start(session: NewOtpSession, sendLimit: WindowRule): Promise<RateDecision> {
+    const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
+    if (!decision.allowed) return decision;
     this.ctx.storage.sql.exec(
-      `INSERT INTO session (id, account_id, channel, email, code_hash, digits, expires_at, attempts, max_attempts, state, created_at)
-       VALUES (1, ?, ?, ?, ?, ?, ?, 0, ?, 'pending', ?)`,
+      `INSERT INTO sessions (id, account_id, channel, email, code_hash, digits, expires_at, attempts, max_attempts, state, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending', ?)`,
+      session.sessionId,
       session.accountId,
       session.channel,
       session.email.toLowerCase(),
@@ -93,50 +108,52 @@ export class OtpSession extends DurableObject {
       session.maxAttempts,
       Date.now(),
     );
-    await this.ctx.storage.setAlarm(session.expiresAt + KEEP_AFTER_EXPIRY_MS);
-    return true;
+    await alarmNoLaterThan(this.ctx.storage, Math.min(pruneAt ?? Infinity, session.expiresAt + KEEP_AFTER_EXPIRY_MS));
+    return decision;
   }
 
   /** Replaces the code of a pending session (a retried email carries a fresh code). */
-  rotateCode(accountId: string, codeHash: string): boolean {
-    const row = this.row();
+  rotateCode(sessionId: string, accountId: string, codeHash: string): boolean {
+    const row = this.row(sessionId);
     if (!row || row.account_id !== accountId || row.state !== 'pending' || Date.now() >= row.expires_at) return false;
-    this.ctx.storage.sql.exec('UPDATE session SET code_hash = ? WHERE id = 1', codeHash);
+    this.ctx.storage.sql.exec('UPDATE sessions SET code_hash = ? WHERE id = ?', codeHash, sessionId);
     return true;
   }
 
-  verify(attempt: VerifyAttempt): VerifyOutcome {
-    const row = this.row();
+  /** Checks a code; a wrong one counts against the session's attempts and the recipient's `failureLimit`. */
+  async verify(attempt: VerifyAttempt, failureLimit: WindowRule): Promise<VerifyOutcome> {
+    const row = this.row(attempt.sessionId);
     if (!row || row.channel !== attempt.channel || (attempt.accountId !== null && row.account_id !== attempt.accountId)) {
       return { result: 'not_found' };
     }
+    const failures = this.logs.peek(FAILURES, failureLimit);
+    if (!failures.allowed) return { result: 'limited', decision: failures };
     if (row.state === 'verified') return { result: 'not_found' };
-    if (Date.now() >= row.expires_at) return { result: 'expired' };
+    const now = Date.now();
+    if (now >= row.expires_at) return { result: 'expired' };
     if (row.state === 'locked') {
       // It stays locked until it expires; after that the session is gone (404).
-      return { result: 'locked', retryAfterSeconds: Math.max(Math.ceil((row.expires_at - Date.now()) / 1000), 1) };
+      return { result: 'locked', retryAfterSeconds: Math.max(Math.ceil((row.expires_at - now) / 1000), 1) };
     }
     if (attempt.codeLength !== row.digits) return { result: 'malformed' };
-    const matches = sameHash(attempt.codeHash, row.code_hash) && attempt.email.toLowerCase() === row.email;
-    if (matches) {
-      const verifiedAt = Date.now();
-      this.ctx.storage.sql.exec(`UPDATE session SET state = 'verified', verified_at = ?, code_hash = '' WHERE id = 1`, verifiedAt);
-      return { result: 'verified', email: row.email, sentAt: row.created_at, verifiedAt };
+    if (sameHash(attempt.codeHash, row.code_hash) && attempt.email.toLowerCase() === row.email) {
+      this.ctx.storage.sql.exec(`UPDATE sessions SET state = 'verified', verified_at = ?, code_hash = '' WHERE id = ?`, now, row.id);
+      return { result: 'verified', accountId: row.account_id, email: row.email, sentAt: row.created_at, verifiedAt: now };
     }
     const attempts = row.attempts + 1;
-    const locked = attempts >= row.max_attempts;
-    this.ctx.storage.sql.exec('UPDATE session SET attempts = ?, state = ? WHERE id = 1', attempts, locked ? 'locked' : 'pending');
+    this.ctx.storage.sql.exec(
+      'UPDATE sessions SET attempts = ?, state = ? WHERE id = ?',
+      attempts,
+      attempts >= row.max_attempts ? 'locked' : 'pending',
+      row.id,
+    );
+    const { pruneAt } = this.logs.hit(FAILURES, failureLimit, now);
+    if (pruneAt !== null) await alarmNoLaterThan(this.ctx.storage, pruneAt);
     return { result: 'wrong', attemptsLeft: row.max_attempts - attempts };
   }
 
-  /** The account of a live session of this channel (the hosted page has no credential to tell it). */
-  owner(channel: OtpChannel): string | null {
-    const row = this.row();
-    return row && row.channel === channel ? row.account_id : null;
-  }
-
-  status(accountId: string | null, channel: OtpChannel): SessionStatus | null {
-    const row = this.row();
+  status(sessionId: string, accountId: string | null, channel: OtpChannel): SessionStatus | null {
+    const row = this.row(sessionId);
     if (!row || row.channel !== channel || (accountId !== null && row.account_id !== accountId)) return null;
     const expired = row.state !== 'verified' && Date.now() >= row.expires_at;
     return {
@@ -147,8 +164,13 @@ export class OtpSession extends DurableObject {
     };
   }
 
+  /** Deletes sessions past their keep time and expired limit hits; comes back while anything is left. */
   async alarm(): Promise<void> {
-    this.ctx.storage.sql.exec('DELETE FROM session');
-    await this.ctx.storage.deleteAlarm();
+    const now = Date.now();
+    const sql = this.ctx.storage.sql;
+    sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now - KEEP_AFTER_EXPIRY_MS);
+    const oldest = sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM sessions').one().at;
+    const due = [oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS, this.logs.prune(now)].filter((at) => at !== null);
+    if (due.length > 0) await this.ctx.storage.setAlarm(Math.min(...due));
   }
 }

@@ -1,25 +1,27 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { clientIp } from '../auth/credentials';
-import type { RateDecision } from '../durable-objects/rate-counter';
+import type { RateDecision, WindowRule } from '../durable-objects/hit-logs';
 import type { AppEnv, Bindings } from '../env';
 import { ApiError } from '../errors';
 
 /**
- * The buckets of decisions.md: each limit is a Worker var. Counters are sharded per bucket and
- * subject; the two per-recipient OTP buckets share one object (`object`), so a verify peeks the
- * counter object that the send of its code has already created.
+ * The buckets of decisions.md: each limit is a Worker var. The first four are counted in RateCounter
+ * objects, one per bucket and subject; the two per-recipient OTP buckets are counted by the
+ * recipient's OtpRecipient object, together with its sessions (see the OTP engine).
  */
 export const BUCKETS = {
   'mail-key': { limitVar: 'RATE_MAIL_PER_KEY', fallback: 120, windowSeconds: 60 },
   'mail-ip': { limitVar: 'RATE_MAIL_PER_IP', fallback: 240, windowSeconds: 60 },
   read: { limitVar: 'RATE_READ_PER_CREDENTIAL', fallback: 600, windowSeconds: 60 },
   'otp-send-credential': { limitVar: 'RATE_OTP_SEND_PER_CREDENTIAL', fallback: 60, windowSeconds: 60 },
-  'otp-send-recipient': { limitVar: 'RATE_OTP_SEND_PER_RECIPIENT', fallback: 5, windowSeconds: 600, object: 'otp-recipient' },
-  'otp-fails-recipient': { limitVar: 'RATE_OTP_FAILS_PER_RECIPIENT', fallback: 20, windowSeconds: 3600, object: 'otp-recipient' },
-} as const satisfies Record<string, { limitVar: keyof Bindings; fallback: number; windowSeconds: number; object?: string }>;
+  'otp-send-recipient': { limitVar: 'RATE_OTP_SEND_PER_RECIPIENT', fallback: 5, windowSeconds: 600 },
+  'otp-fails-recipient': { limitVar: 'RATE_OTP_FAILS_PER_RECIPIENT', fallback: 20, windowSeconds: 3600 },
+} as const satisfies Record<string, { limitVar: keyof Bindings; fallback: number; windowSeconds: number }>;
 
 export type BucketName = keyof typeof BUCKETS;
+/** Buckets with their own RateCounter objects (the others are counted with the OTP sessions). */
+export type CounterBucket = Exclude<BucketName, 'otp-send-recipient' | 'otp-fails-recipient'>;
 
 function bucketLimit(env: Bindings, bucket: BucketName): number {
   const raw = String(env[BUCKETS[bucket].limitVar] ?? '').trim();
@@ -28,21 +30,20 @@ function bucketLimit(env: Bindings, bucket: BucketName): number {
   return raw !== '' && Number.isInteger(configured) && configured >= 0 ? configured : BUCKETS[bucket].fallback;
 }
 
+/** The bucket's limit as configured, and its window. */
+export function bucketRule(env: Bindings, bucket: BucketName): WindowRule {
+  return { limit: bucketLimit(env, bucket), windowSeconds: BUCKETS[bucket].windowSeconds };
+}
+
 /** The counter object holding this bucket's log for this subject. */
-export function counterObject(env: Bindings, bucket: BucketName, subject: string) {
-  const config = BUCKETS[bucket];
-  const object = 'object' in config ? config.object : bucket;
-  return env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(`${object}:${subject}`));
+export function counterObject(env: Bindings, bucket: CounterBucket, subject: string) {
+  return env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(`${bucket}:${subject}`));
 }
 
 /** Counts one hit in the counter object of this bucket and subject (refused hits are not counted). */
-export async function hitBucket(env: Bindings, bucket: BucketName, subject: string): Promise<RateDecision> {
-  return counterObject(env, bucket, subject).hit(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds, bucket);
-}
-
-/** The bucket's state without counting (for limits on failures, counted only after they happen). */
-export async function peekBucket(env: Bindings, bucket: BucketName, subject: string): Promise<RateDecision> {
-  return counterObject(env, bucket, subject).peek(bucketLimit(env, bucket), BUCKETS[bucket].windowSeconds, bucket);
+export async function hitBucket(env: Bindings, bucket: CounterBucket, subject: string): Promise<RateDecision> {
+  const { limit, windowSeconds } = bucketRule(env, bucket);
+  return counterObject(env, bucket, subject).hit(limit, windowSeconds, bucket);
 }
 
 function rateHeaders(decision: RateDecision): Record<string, string> {

@@ -3,11 +3,11 @@
 import { defaultSender, requireSmtp, type Mailbox } from '../config';
 import { listVerifications, recordVerification, type VerificationEntry } from '../db/otp-history';
 import { findSenderByEmail } from '../db/senders';
-import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-session';
+import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { newId, nowIso } from '../ids';
-import { hitBucket, peekBucket, rateLimitError, type RateLimitCode } from '../limits/rate-limit';
+import { newSessionId, nowIso } from '../ids';
+import { bucketRule, rateLimitError, type RateLimitCode } from '../limits/rate-limit';
 import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
 import { generateCode, hashCode, SESSION_ID } from './codes';
@@ -32,9 +32,20 @@ function pepper(env: Bindings): string {
   return env.OTP_PEPPER;
 }
 
-const session = (env: Bindings, sessionId: string) => env.OTP_SESSION.get(env.OTP_SESSION.idFromName(sessionId));
+/** The object holding every session and the OTP limits of one recipient of one account. */
+const recipientObjectId = (env: Bindings, accountId: string, email: string) =>
+  env.OTP_RECIPIENT.idFromName(`${accountId}:${email.toLowerCase()}`);
 
-const recipientKey = (accountId: string, email: string) => `${accountId}:${email.toLowerCase()}`;
+/** The object of a session, from the session id alone; null when the id is not one of ours. */
+function sessionObject(env: Bindings, sessionId: string) {
+  const objectId = SESSION_ID.exec(sessionId)?.[1];
+  if (!objectId) return null;
+  try {
+    return env.OTP_RECIPIENT.get(env.OTP_RECIPIENT.idFromString(objectId));
+  } catch {
+    return null; // well-formed hex, but not an id of this namespace
+  }
+}
 
 function maxAttempts(env: Bindings): number {
   const configured = Number(env.OTP_MAX_ATTEMPTS);
@@ -52,28 +63,36 @@ async function resolveFrom(env: Bindings, accountId: string, from: string | unde
 export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSendRequest): Promise<OtpSendResult> {
   const smtp = requireSmtp(env);
   const from = await resolveFrom(env, caller.accountId, request.from);
-  const perRecipient = await hitBucket(env, 'otp-send-recipient', recipientKey(caller.accountId, request.email));
-  if (!perRecipient.allowed) {
-    throw rateLimitError(caller.rateLimitCode, perRecipient, 'Too many codes sent to this address: retry after Retry-After');
-  }
-  // The SMTP handshake runs while the session is stored (only after the limits let the send through).
-  const connecting = startConnecting(smtp);
-  const sessionId = newId('otp');
+  const objectId = recipientObjectId(env, caller.accountId, request.email);
+  const sessionId = newSessionId(objectId.toString());
   const code = generateCode(request.otpDigits);
   const expiresAt = Date.now() + request.expiresInSeconds * 1000;
+  const codeHash = await hashCode(pepper(env), sessionId, code);
+  // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
+  // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
+  const connecting = startConnecting(smtp);
+  let perRecipient;
   try {
-    await session(env, sessionId).create({
-      accountId: caller.accountId,
-      channel: caller.channel,
-      email: request.email,
-      codeHash: await hashCode(pepper(env), sessionId, code),
-      digits: request.otpDigits,
-      expiresAt,
-      maxAttempts: maxAttempts(env),
-    });
+    perRecipient = await env.OTP_RECIPIENT.get(objectId).start(
+      {
+        sessionId,
+        accountId: caller.accountId,
+        channel: caller.channel,
+        email: request.email,
+        codeHash,
+        digits: request.otpDigits,
+        expiresAt,
+        maxAttempts: maxAttempts(env),
+      },
+      bucketRule(env, 'otp-send-recipient'),
+    );
   } catch (error) {
     dropConnection(connecting);
     throw error;
+  }
+  if (!perRecipient.allowed) {
+    dropConnection(connecting);
+    throw rateLimitError(caller.rateLimitCode, perRecipient, 'Too many codes sent to this address: retry after Retry-After');
   }
 
   const subject = request.subject ?? DEFAULT_OTP_SUBJECT;
@@ -105,9 +124,11 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
 export async function resendOtp(env: Bindings, job: OtpRetryJob) {
   const remainingSeconds = Math.floor((job.expiresAt - Date.now()) / 1000);
   const code = generateCode(job.digits);
+  const object = sessionObject(env, job.sessionId);
   const rotated =
     remainingSeconds > 0 &&
-    (await session(env, job.sessionId).rotateCode(job.accountId, await hashCode(pepper(env), job.sessionId, code)));
+    object !== null &&
+    (await object.rotateCode(job.sessionId, job.accountId, await hashCode(pepper(env), job.sessionId, code)));
   if (!rotated) return { kind: 'accepted' as const }; // verified, expired or gone: nothing to send
   const { text, html } = renderOtpMail({ code, verificationLine: job.verificationLine, expiresInSeconds: remainingSeconds });
   return sendOnce(requireSmtp(env), {
@@ -133,29 +154,24 @@ export async function verifyOtp(
   caller: { accountId: string | null; channel: OtpChannel },
   request: OtpVerifyRequest,
 ): Promise<Extract<VerifyOutcome, { result: 'verified' }>> {
-  if (!SESSION_ID.test(request.sessionId)) throw notFound();
+  const object = sessionObject(env, request.sessionId);
+  if (!object) throw notFound();
   if (!/^[0-9]{4,10}$/.test(request.code)) throw new ApiError('INVALID_CODE', 'code: expected the digits of the code');
-  const stub = session(env, request.sessionId);
-  let accountId = caller.accountId;
-  if (accountId === null) {
-    // The hosted page learns the account from the session, for the per-recipient failure cap.
-    accountId = (await stub.owner(caller.channel)) ?? null;
-    if (accountId === null) throw notFound();
-  }
-  const failures = await peekBucket(env, 'otp-fails-recipient', recipientKey(accountId, request.email));
-  if (!failures.allowed) throw rateLimitError('RATE_LIMITED', failures, 'Too many failed codes for this address');
-
-  const outcome = await stub.verify({
-    accountId,
-    channel: caller.channel,
-    email: request.email,
-    codeLength: request.code.length,
-    codeHash: await hashCode(pepper(env), request.sessionId, request.code),
-  });
+  const outcome = await object.verify(
+    {
+      sessionId: request.sessionId,
+      accountId: caller.accountId,
+      channel: caller.channel,
+      email: request.email,
+      codeLength: request.code.length,
+      codeHash: await hashCode(pepper(env), request.sessionId, request.code),
+    },
+    bucketRule(env, 'otp-fails-recipient'),
+  );
   switch (outcome.result) {
     case 'verified':
       await keepVerification(env, {
-        accountId,
+        accountId: outcome.accountId,
         channel: caller.channel,
         sessionId: request.sessionId,
         email: outcome.email,
@@ -163,8 +179,9 @@ export async function verifyOtp(
         verifiedAt: nowIso(new Date(outcome.verifiedAt)),
       });
       return outcome;
+    case 'limited':
+      throw rateLimitError('RATE_LIMITED', outcome.decision, 'Too many failed codes for this address');
     case 'wrong':
-      await hitBucket(env, 'otp-fails-recipient', recipientKey(accountId, request.email));
       throw new ApiError(
         'INVALID_CODE',
         outcome.attemptsLeft > 0
@@ -207,6 +224,5 @@ export async function otpHistory(env: Bindings, accountId: string, channel: OtpC
 }
 
 export async function otpStatus(env: Bindings, accountId: string | null, channel: OtpChannel, sessionId: string) {
-  if (!SESSION_ID.test(sessionId)) return null;
-  return session(env, sessionId).status(accountId, channel);
+  return (await sessionObject(env, sessionId)?.status(sessionId, accountId, channel)) ?? null;
 }

@@ -3,7 +3,6 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { counterObject, hitBucket } from '../../src/limits/rate-limit';
 import { call,
   fetchWith, expectError, newAccount, sendLogTotal, uniqueAddress, type ApiResponse } from '../support/api';
 
@@ -310,19 +309,6 @@ describe('RateCounter Durable Object', () => {
     await evictDurableObject(stub);
     expect(await stub.peek(2, 600, 'sends')).toMatchObject({ allowed: false, remaining: 0 });
     expect(await stub.peek(3, 3600, 'fails')).toMatchObject({ allowed: true, remaining: 2 });
-  });
-
-  it('both per-recipient OTP limits of one recipient live in one object, and each recipient has its own', async () => {
-    const recipient = `acc_shard:${crypto.randomUUID()}@example.com`;
-    expect((await hitBucket(env, 'otp-send-recipient', recipient)).allowed).toBe(true);
-    expect((await hitBucket(env, 'otp-fails-recipient', recipient)).allowed).toBe(true);
-    const shared = counterObject(env, 'otp-send-recipient', recipient);
-    expect(counterObject(env, 'otp-fails-recipient', recipient).id.equals(shared.id)).toBe(true);
-    expect(counterObject(env, 'otp-send-recipient', `other-${recipient}`).id.equals(shared.id)).toBe(false);
-    expect(counterObject(env, 'mail-key', recipient).id.equals(shared.id)).toBe(false);
-    expect(await loggedHits(shared)).toBe(2);
-    expect(await shared.peek(5, 600, 'otp-send-recipient')).toMatchObject({ remaining: 4 });
-    expect(await shared.peek(20, 3600, 'otp-fails-recipient')).toMatchObject({ remaining: 19 });
   });
 
   it('the alarm reloads persisted logs only: a memory-only log in the same object keeps its count', async () => {

@@ -14,7 +14,7 @@ import {
   type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { expectExpiry, ISO, sendAndRead as sendCodeAndRead, type SeededVerification, seedVerifications, SESSION_ID, wrongCode } from '../support/otp';
+import { expectExpiry, ISO, sendAndRead as sendCodeAndRead, type SeededVerification, seedVerifications, SESSION_ID, unknownSessionId, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/backend-otp/send';
 const VERIFY = '/api/v1/backend-otp/verify';
@@ -220,7 +220,7 @@ describe('POST /api/v1/backend-otp/verify', () => {
     const email = uniqueAddress('backend-404');
     const foreign = await sendAndRead(other.serverKey, email);
     expectError(await verify(mine.serverKey, { sessionId: foreign.sessionId, email, code: foreign.code }), 404, 'SESSION_NOT_FOUND');
-    for (const sessionId of ['otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'nope']) {
+    for (const sessionId of [unknownSessionId(), 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'nope']) {
       expectError(await verify(mine.serverKey, { sessionId, email, code: '123456' }), 404, 'SESSION_NOT_FOUND');
     }
     // The foreign lookup did not touch the owner's session.

@@ -5,7 +5,7 @@ import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, codeFromInbox, postWith, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { expectExpiry, expireSession, sendAndRead as sendCodeAndRead, ISO, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
+import { expectExpiry, expireSession, KEEP_AFTER_EXPIRY_MS, sendAndRead as sendCodeAndRead, ISO, SESSION_ID, sessionStub, unknownSessionId, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/email-verification/send';
 const VERIFY = '/api/v1/email-verification/verify';
@@ -133,7 +133,7 @@ describe('POST /api/v1/email-verification/verify', () => {
     expect(ok.status).toBe(200);
     expect(ok.json).toEqual(verified);
     expectError(await verify(serverKey, { sessionId, email, code }), 404, 'SESSION_NOT_FOUND');
-    expectError(await verify(serverKey, { sessionId: 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', email, code }), 404, 'SESSION_NOT_FOUND');
+    expectError(await verify(serverKey, { sessionId: unknownSessionId(), email, code }), 404, 'SESSION_NOT_FOUND');
   });
 
   it('another account → 404; an instant session → 404', async () => {
@@ -194,6 +194,8 @@ describe('GET /api/v1/email-verification/{sessionId}', () => {
     expect(expired.json.data).toMatchObject({ sessionId, email, status: 'expired' });
     expectError(await verify(serverKey, { sessionId, email, code }), 404, 'SESSION_NOT_FOUND');
 
+    // A day later (the keep time after expiry) the alarm deletes it.
+    await expireSession(sessionId, KEEP_AFTER_EXPIRY_MS + 60_000);
     expect(await runDurableObjectAlarm(sessionStub(sessionId))).toBe(true);
     expectError(await status(serverKey, sessionId), 404, 'SESSION_NOT_FOUND');
     expectError(await verify(serverKey, { sessionId, email, code }), 404, 'SESSION_NOT_FOUND');
@@ -210,7 +212,7 @@ describe('GET /api/v1/email-verification/{sessionId}', () => {
     const backend = await call('POST', '/api/v1/backend-otp/send', { token: mine.serverKey, body: { email: backendEmail } });
     expect(backend.status).toBe(200);
     expectError(await status(mine.serverKey, backend.json.data.sessionId), 404, 'SESSION_NOT_FOUND');
-    expectError(await status(mine.serverKey, 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa'), 404, 'SESSION_NOT_FOUND');
+    expectError(await status(mine.serverKey, unknownSessionId()), 404, 'SESSION_NOT_FOUND');
     expectError(await status(mine.serverKey, 'abc'), 404, 'SESSION_NOT_FOUND');
   });
 

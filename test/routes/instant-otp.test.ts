@@ -16,7 +16,7 @@ import {
   type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { expectExpiry, expireSession, sendAndRead as sendCodeAndRead, ISO, type SeededVerification, seedVerifications, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
+import { expectExpiry, expireSession, KEEP_AFTER_EXPIRY_MS, sendAndRead as sendCodeAndRead, ISO, type SeededVerification, seedVerifications, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/instant-otp/send';
 const VERIFY = '/api/v1/instant-otp/verify';
@@ -41,7 +41,7 @@ const wrong = wrongCode;
 
 const storedRows = (sessionId: string) =>
   runInDurableObject(sessionStub(sessionId), (_instance, state) =>
-    state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM session').toArray(),
+    state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM sessions WHERE id = ?', sessionId).toArray(),
   );
 
 /** A public token of the account that only accepts 203.0.113.0/24. */
@@ -226,7 +226,7 @@ describe('POST /api/v1/instant-otp/send', () => {
       for (const r of responses) expect(JSON.stringify(r.json), `${r.status} response`).not.toContain(code);
     }
     // Sanity: the send response does carry the session id the checks above looked through.
-    expect(JSON.stringify(bodies[0])).toMatch(/otp_[a-z2-7]{26}/);
+    expect(JSON.stringify(bodies[0])).toMatch(/otp_[0-9a-f]{64}_[a-z2-7]{26}/);
   });
 
   it('503 SMTP_NOT_CONFIGURED without SMTP_HOST (instant and legacy)', async () => {
@@ -538,11 +538,12 @@ describe('expiry', () => {
     expectError(await verify(publicToken, { sessionId, email, code }, LEGACY_VERIFY), 404, 'SESSION_NOT_FOUND');
   });
 
-  it('the session alarm deletes the state; verify → 404', async () => {
+  it('the alarm deletes a session once its keep time after expiry is over; verify → 404', async () => {
     const { publicToken } = await newAccount();
     const email = uniqueAddress('alarm');
     const { sessionId, code } = await sendAndRead(publicToken, email);
     expect(await storedRows(sessionId)).toHaveLength(1);
+    await expireSession(sessionId, KEEP_AFTER_EXPIRY_MS + 60_000);
     expect(await runDurableObjectAlarm(sessionStub(sessionId))).toBe(true);
     expect(await storedRows(sessionId)).toHaveLength(0);
     expectError(await verify(publicToken, { sessionId, email, code }), 404, 'SESSION_NOT_FOUND');

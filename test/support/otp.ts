@@ -2,7 +2,8 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
-import type { OtpChannel } from '../../src/durable-objects/otp-session';
+import type { OtpChannel } from '../../src/durable-objects/otp-recipient';
+import { newSessionId } from '../../src/ids';
 import { call, codeFromInbox } from './api';
 
 /** Sends a code to `email` through the send route `path` and reads it from the delivered mail. */
@@ -16,12 +17,19 @@ export async function sendAndRead(path: string, token: string, email: string, ex
 /** A code of the same length that is not the right one. */
 export const wrongCode = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
 
-export const sessionStub = (sessionId: string) => env.OTP_SESSION.get(env.OTP_SESSION.idFromName(sessionId));
+/** The recipient object holding a session (the session id carries the object's id). */
+export const sessionStub = (sessionId: string) =>
+  env.OTP_RECIPIENT.get(env.OTP_RECIPIENT.idFromString(sessionId.slice('otp_'.length, 'otp_'.length + 64)));
 
-/** Moves the session's expiry into the past (the session's own clock decides expiry). */
-export async function expireSession(sessionId: string) {
+export { KEEP_AFTER_EXPIRY_MS } from '../../src/durable-objects/otp-recipient';
+
+/** A well-formed session id that names a real recipient object but no session in it. */
+export const unknownSessionId = () => newSessionId(env.OTP_RECIPIENT.idFromName(`acc_nobody:${crypto.randomUUID()}`).toString());
+
+/** Moves the session's expiry `agoMs` into the past (the object's own clock decides expiry). */
+export async function expireSession(sessionId: string, agoMs = 60_000) {
   await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
-    state.storage.sql.exec('UPDATE session SET expires_at = ?', Date.now() - 60_000);
+    state.storage.sql.exec('UPDATE sessions SET expires_at = ? WHERE id = ?', Date.now() - agoMs, sessionId);
   });
 }
 
@@ -43,7 +51,7 @@ export async function seedVerifications(accountId: string, channel: OtpChannel, 
   return rows;
 }
 
-export const SESSION_ID = /^otp_[a-z2-7]{26}$/;
+export const SESSION_ID = /^otp_[0-9a-f]{64}_[a-z2-7]{26}$/;
 export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** `expiresAt` lies `seconds` after the send, which happened between `before` and `after` (± 1 s). */

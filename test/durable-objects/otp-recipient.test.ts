@@ -1,0 +1,183 @@
+// OtpRecipient: every session and both per-recipient OTP limits of one recipient in one object
+// (decisions.md "One-time codes", "Rate limits"). Route behaviour is in test/routes/*-otp.test.ts.
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import type { NewOtpSession } from '../../src/durable-objects/otp-recipient';
+import { newSessionId } from '../../src/ids';
+import { call, expectError, newAccount, uniqueAddress } from '../support/api';
+import { KEEP_AFTER_EXPIRY_MS, sendAndRead, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
+
+const SEND = '/api/v1/instant-otp/send';
+const VERIFY = '/api/v1/instant-otp/verify';
+
+const SEND_LIMIT = { limit: 3, windowSeconds: 600 };
+const FAILURE_LIMIT = { limit: 2, windowSeconds: 3600 };
+
+function recipient() {
+  const id = env.OTP_RECIPIENT.idFromName(`acc_test:${crypto.randomUUID()}@example.com`);
+  return { id, stub: env.OTP_RECIPIENT.get(id) };
+}
+
+function newSession(objectId: DurableObjectId, overrides: Partial<NewOtpSession> = {}): NewOtpSession {
+  return {
+    sessionId: newSessionId(objectId.toString()),
+    accountId: 'acc_test',
+    channel: 'instant',
+    email: 'ann@example.com',
+    codeHash: 'a'.repeat(64),
+    digits: 6,
+    expiresAt: Date.now() + 600_000,
+    maxAttempts: 5,
+    ...overrides,
+  };
+}
+
+const attempt = (sessionId: string, codeHash: string) => ({
+  sessionId,
+  accountId: 'acc_test',
+  channel: 'instant' as const,
+  email: 'ann@example.com',
+  codeLength: 6,
+  codeHash,
+});
+
+const storedSessions = (stub: DurableObjectStub) =>
+  runInDurableObject(stub, (_instance, state) => state.storage.sql.exec<{ id: string }>('SELECT id FROM sessions ORDER BY id').toArray());
+
+describe('sessions are sharded by recipient', () => {
+  it("a session id names its recipient's object: one object per account and address (any case), another for anyone else", async () => {
+    const { publicToken } = await newAccount();
+    const other = await newAccount();
+    const email = uniqueAddress('shard');
+    const objectOf = (sessionId: string) => SESSION_ID.exec(sessionId) && sessionId.slice(4, 68);
+
+    const first = await sendAndRead(SEND, publicToken, email);
+    const upperCase = await call('POST', SEND, { token: publicToken, body: { email: email.toUpperCase() } });
+    expect(upperCase.status).toBe(200);
+    const second = { sessionId: upperCase.json.data.sessionId as string };
+    const otherAddress = await sendAndRead(SEND, publicToken, uniqueAddress('shard-other'));
+    const otherAccount = await sendAndRead(SEND, other.publicToken, email);
+    expect(first.sessionId).toMatch(SESSION_ID);
+    expect(first.sessionId).not.toBe(second.sessionId);
+    expect(objectOf(second.sessionId)).toBe(objectOf(first.sessionId));
+    expect(objectOf(otherAddress.sessionId)).not.toBe(objectOf(first.sessionId));
+    expect(objectOf(otherAccount.sessionId)).not.toBe(objectOf(first.sessionId));
+    expect((await storedSessions(sessionStub(first.sessionId))).map((s) => s.id).sort()).toEqual([first.sessionId, second.sessionId].sort());
+  });
+
+  it('a session id pointing at another object, or at no valid object, is 404, never 500', async () => {
+    const { publicToken } = await newAccount();
+    const email = uniqueAddress('routing');
+    const { sessionId, code } = await sendAndRead(SEND, publicToken, email);
+    const random = sessionId.slice(69);
+    const elsewhere = `otp_${env.OTP_RECIPIENT.idFromName('somebody-else').toString()}_${random}`;
+    for (const forged of [elsewhere, `otp_${'0'.repeat(64)}_${random}`, `otp_${'f'.repeat(64)}_${random}`]) {
+      expectError(await call('POST', VERIFY, { token: publicToken, body: { sessionId: forged, email, code } }), 404, 'SESSION_NOT_FOUND');
+    }
+    expect((await call('POST', VERIFY, { token: publicToken, body: { sessionId, email, code } })).json).toEqual({
+      success: true,
+      data: { verified: true },
+    });
+  });
+});
+
+describe('OtpRecipient.start', () => {
+  it('20 concurrent sends with a limit of 3 → exactly 3 sessions stored; refused sends store nothing', async () => {
+    const { id, stub } = recipient();
+    const sessions = Array.from({ length: 20 }, () => newSession(id));
+    const decisions = await Promise.all(sessions.map((s) => stub.start(s, SEND_LIMIT)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(3);
+    const stored = (await storedSessions(stub)).map((s) => s.id);
+    expect(stored.sort()).toEqual(sessions.filter((_, i) => decisions[i]!.allowed).map((s) => s.sessionId).sort());
+    const refused = decisions.find((d) => !d.allowed)!;
+    expect(refused).toMatchObject({ limit: 3, remaining: 0 });
+    expect(refused.resetSeconds).toBeGreaterThan(590);
+  });
+
+  it('the send count survives an eviction', async () => {
+    const { id, stub } = recipient();
+    for (let i = 0; i < 3; i++) expect((await stub.start(newSession(id), SEND_LIMIT)).allowed).toBe(true);
+    await evictDurableObject(stub);
+    expect((await stub.start(newSession(id), SEND_LIMIT)).allowed).toBe(false);
+  });
+});
+
+describe('OtpRecipient.verify', () => {
+  it("wrong codes count against the recipient's failure limit, across its sessions; then even the right code → limited", async () => {
+    const { id, stub } = recipient();
+    const first = newSession(id);
+    const second = newSession(id, { codeHash: 'b'.repeat(64) });
+    await stub.start(first, SEND_LIMIT);
+    await stub.start(second, SEND_LIMIT);
+    expect(await stub.verify(attempt(first.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({ result: 'wrong', attemptsLeft: 4 });
+    expect(await stub.verify(attempt(second.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({ result: 'wrong', attemptsLeft: 4 });
+    await evictDurableObject(stub);
+    const limited = await stub.verify(attempt(second.sessionId, second.codeHash), FAILURE_LIMIT);
+    expect(limited).toMatchObject({ result: 'limited', decision: { allowed: false, limit: 2, remaining: 0 } });
+  });
+
+  it('concurrent verifies with the right code: exactly one succeeds, and it reports the account', async () => {
+    const { id, stub } = recipient();
+    const session = newSession(id);
+    await stub.start(session, SEND_LIMIT);
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => stub.verify(attempt(session.sessionId, session.codeHash), FAILURE_LIMIT)));
+    expect(outcomes.filter((o) => o.result === 'verified')).toEqual([
+      expect.objectContaining({ result: 'verified', accountId: 'acc_test', email: 'ann@example.com' }),
+    ]);
+    expect(outcomes.filter((o) => o.result === 'not_found')).toHaveLength(9);
+  });
+
+  it('the hosted page (no account) may verify; another account may not even see the session', async () => {
+    const { id, stub } = recipient();
+    const session = newSession(id, { channel: 'email_verification' });
+    await stub.start(session, SEND_LIMIT);
+    const base = { ...attempt(session.sessionId, session.codeHash), channel: 'email_verification' as const };
+    expect(await stub.verify({ ...base, accountId: 'acc_other' }, FAILURE_LIMIT)).toEqual({ result: 'not_found' });
+    expect(await stub.verify({ ...base, channel: 'instant' }, FAILURE_LIMIT)).toEqual({ result: 'not_found' });
+    expect(await stub.verify({ ...base, accountId: null }, FAILURE_LIMIT)).toMatchObject({ result: 'verified', accountId: 'acc_test' });
+  });
+});
+
+describe('OtpRecipient alarm', () => {
+  it('deletes only sessions past their keep time and comes back for the rest', async () => {
+    const { id, stub } = recipient();
+    const old = newSession(id, { expiresAt: Date.now() - KEEP_AFTER_EXPIRY_MS - 1000 });
+    const live = newSession(id);
+    await stub.start(old, SEND_LIMIT);
+    await stub.start(live, SEND_LIMIT);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await storedSessions(stub)).map((s) => s.id)).toEqual([live.sessionId]);
+    const next = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    expect(next).not.toBeNull();
+    // The earliest clean-up still due: the send hits' window (an hour), before the live session's keep time.
+    expect(next!).toBeLessThan(live.expiresAt + KEEP_AFTER_EXPIRY_MS);
+    // The send count was not reset by the alarm.
+    await stub.start(newSession(id), SEND_LIMIT);
+    expect((await stub.start(newSession(id), SEND_LIMIT)).allowed).toBe(false);
+  });
+
+  it('a send schedules the alarm no later than its first clean-up', async () => {
+    const { id, stub } = recipient();
+    const before = Date.now();
+    await stub.start(newSession(id), SEND_LIMIT);
+    const alarm = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeGreaterThan(before);
+    expect(alarm!).toBeLessThanOrEqual(Date.now() + 3600_000 + 1000);
+  });
+});
+
+describe('wrong codes through the route', () => {
+  it("count against the session's recipient even when the request names another address", async () => {
+    const { publicToken } = await newAccount();
+    const email = uniqueAddress('wrong-route');
+    const { sessionId, code } = await sendAndRead(SEND, publicToken, email);
+    const res = await call('POST', VERIFY, { token: publicToken, body: { sessionId, email: uniqueAddress('decoy'), code: wrongCode(code) } });
+    expectError(res, 400, 'INVALID_CODE');
+    const failures = await runInDurableObject(sessionStub(sessionId), (_instance, state) =>
+      state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM log_hits WHERE log = 'failures'").one().n,
+    );
+    expect(failures).toBe(1);
+  });
+});

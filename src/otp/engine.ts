@@ -71,9 +71,8 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
   // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
   const connecting = startConnecting(smtp);
-  let perRecipient;
-  try {
-    perRecipient = await env.OTP_RECIPIENT.get(objectId).start(
+  const perRecipient = await env.OTP_RECIPIENT.get(objectId)
+    .start(
       {
         sessionId,
         accountId: caller.accountId,
@@ -85,11 +84,11 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
         maxAttempts: maxAttempts(env),
       },
       bucketRule(env, 'otp-send-recipient'),
-    );
-  } catch (error) {
-    dropConnection(connecting);
-    throw error;
-  }
+    )
+    .catch((error: unknown) => {
+      dropConnection(connecting);
+      throw error;
+    });
   if (!perRecipient.allowed) {
     dropConnection(connecting);
     throw rateLimitError(caller.rateLimitCode, perRecipient, 'Too many codes sent to this address: retry after Retry-After');

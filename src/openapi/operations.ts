@@ -32,9 +32,9 @@ export type Operation = {
 const QUEUED = { success: true, data: { id: 'em_5kq2x7cu3ypmx4ndzv2a', status: 'QUEUED' } };
 const OTP_SENT = {
   success: true,
-  data: { sessionId: 'otp_b3ghkq4mz2ytw6xrc7n5jd2pva', expiresAt: '2026-11-21T22:55:00.000Z', email: 'ada@example.com', sent: true },
+  data: { sessionId: 'otp_5c1f0e9a7b3d42e8a6f0c4b2d9e17a3f8b6c0d5e2a9f4b7c1e3d6a8f0b2c4e6d_b3ghkq4mz2ytw6xrc7n5jd2pva', expiresAt: '2026-11-21T22:55:00.000Z', email: 'ada@example.com', sent: true },
 };
-const VERIFY = { request: { sessionId: 'otp_b3ghkq4mz2ytw6xrc7n5jd2pva', email: 'ada@example.com', code: '042917' }, response: { success: true, data: { verified: true } } };
+const VERIFY = { request: { sessionId: 'otp_5c1f0e9a7b3d42e8a6f0c4b2d9e17a3f8b6c0d5e2a9f4b7c1e3d6a8f0b2c4e6d_b3ghkq4mz2ytw6xrc7n5jd2pva', email: 'ada@example.com', code: '042917' }, response: { success: true, data: { verified: true } } };
 const HISTORY = {
   response: {
     success: true,
@@ -89,9 +89,9 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/v1/backend-otp/verifications', tag: 'Backend OTP', example: HISTORY, summary: 'Backend OTP verification history (15)', security: SERVER_OTP, query: otp.historyQuery, success: { status: 200, schema: otp.historyResponse }, errors: [...AUTH, 'RATE_LIMITED'] },
 
   // Email verification (16, 17, status) and the hosted page
-  { method: 'post', path: '/api/v1/email-verification/send', tag: 'Email verification', example: { request: { email: 'ada@example.com' }, response: { success: true, data: { ...OTP_SENT.data, hostedVerifyUrl: 'https://verify.example.com/verify?sessionId=otp_b3ghkq4mz2ytw6xrc7n5jd2pva' } } }, summary: 'Send an email verification code (16)', security: SERVER_OTP, body: otp.serverSendBody, success: { status: 200, schema: otp.emailVerificationSendResponse }, errors: [...OTP_SEND, 'RATE_LIMITED'] },
+  { method: 'post', path: '/api/v1/email-verification/send', tag: 'Email verification', example: { request: { email: 'ada@example.com' }, response: { success: true, data: { ...OTP_SENT.data, hostedVerifyUrl: 'https://verify.example.com/verify?sessionId=otp_5c1f0e9a7b3d42e8a6f0c4b2d9e17a3f8b6c0d5e2a9f4b7c1e3d6a8f0b2c4e6d_b3ghkq4mz2ytw6xrc7n5jd2pva' } } }, summary: 'Send an email verification code (16)', security: SERVER_OTP, body: otp.serverSendBody, success: { status: 200, schema: otp.emailVerificationSendResponse }, errors: [...OTP_SEND, 'RATE_LIMITED'] },
   { method: 'post', path: '/api/v1/email-verification/verify', tag: 'Email verification', example: VERIFY, summary: 'Verify an email verification code (17)', security: SERVER_OTP, body: otp.verifyBody, success: { status: 200, schema: otp.verifyResponse }, errors: OTP_VERIFY },
-  { method: 'get', path: '/api/v1/email-verification/{sessionId}', tag: 'Email verification', example: { response: { success: true, data: { sessionId: 'otp_b3ghkq4mz2ytw6xrc7n5jd2pva', email: 'ada@example.com', status: 'verified', expiresAt: '2026-11-21T22:55:00.000Z', verifiedAt: '2026-11-21T22:46:02.000Z' } } }, summary: 'Outcome of an email verification', security: SERVER_OTP, params: otp.sessionIdParam, success: { status: 200, schema: otp.verificationStatusResponse }, errors: [...AUTH, 'RATE_LIMITED', 'INVALID_INPUT', 'SESSION_NOT_FOUND'] },
+  { method: 'get', path: '/api/v1/email-verification/{sessionId}', tag: 'Email verification', example: { response: { success: true, data: { sessionId: 'otp_5c1f0e9a7b3d42e8a6f0c4b2d9e17a3f8b6c0d5e2a9f4b7c1e3d6a8f0b2c4e6d_b3ghkq4mz2ytw6xrc7n5jd2pva', email: 'ada@example.com', status: 'verified', expiresAt: '2026-11-21T22:55:00.000Z', verifiedAt: '2026-11-21T22:46:02.000Z' } } }, summary: 'Outcome of an email verification', security: SERVER_OTP, params: otp.sessionIdParam, success: { status: 200, schema: otp.verificationStatusResponse }, errors: [...AUTH, 'RATE_LIMITED', 'INVALID_INPUT', 'SESSION_NOT_FOUND'] },
   { method: 'get', path: '/verify', tag: 'Email verification', summary: 'The hosted verify page (HTML)', security: [], query: otp.verifyPageQuery, success: { status: 200, contentType: 'text/html', description: 'The verify form, or the state of the session' }, errors: [] },
   { method: 'post', path: '/verify', tag: 'Email verification', summary: 'Submit the hosted verify form (HTML, or JSON with Accept: application/json)', security: [], success: { status: 200, contentType: 'text/html', description: 'The page showing the result' }, errors: ['PAYLOAD_TOO_LARGE'] },
 

@@ -287,9 +287,11 @@ describe('hosted verify page (/verify)', () => {
 
   it('unknown session, or a session of another flavour → 404 page', async () => {
     const { serverKey } = await newAccount();
-    const unknown = await call('GET', '/verify?sessionId=otp_aaaaaaaaaaaaaaaaaaaaaaaaaa');
-    expect(unknown.status).toBe(404);
-    expect(unknown.headers.get('Content-Type')).toMatch(/^text\/html/);
+    for (const id of [unknownSessionId(), 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa']) {
+      const unknown = await call('GET', `/verify?sessionId=${id}`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get('Content-Type')).toMatch(/^text\/html/);
+    }
     expect((await call('GET', '/verify')).status).toBe(404);
 
     const email = uniqueAddress('page-backend');

@@ -16,7 +16,7 @@ import {
   type TestAccount,
 } from '../support/api';
 import { describeAuthMatrix } from '../support/auth-matrix';
-import { expectExpiry, expireSession, KEEP_AFTER_EXPIRY_MS, sendAndRead as sendCodeAndRead, ISO, type SeededVerification, seedVerifications, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
+import { expectExpiry, expireSession, KEEP_AFTER_EXPIRY_MS, sendAndRead as sendCodeAndRead, ISO, type SeededVerification, seedVerifications, SESSION_ID, sessionStub, unknownSessionId, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/instant-otp/send';
 const VERIFY = '/api/v1/instant-otp/verify';
@@ -249,6 +249,20 @@ describe('POST /api/v1/instant-otp/send', () => {
     const checked = await verify(publicToken, { sessionId: res.json.data.sessionId, email, code: '000000' });
     expectError(checked, 400, 'INVALID_CODE');
   });
+
+  it('451 once: sent:false, then the queue retry mails a fresh code for the same session, and that code verifies', async () => {
+    const { publicToken } = await newAccount();
+    const email = uniqueAddress('tempfail-once');
+    const res = await send(publicToken, { email });
+    expect(res.json.data).toMatchObject({ sent: false });
+    const code = await codeFromInbox(email);
+    const [mail] = await inbox(email);
+    expect(mail!.messageId).toContain(res.json.data.sessionId);
+    expect((await verify(publicToken, { sessionId: res.json.data.sessionId, email, code })).json).toEqual({
+      success: true,
+      data: { verified: true },
+    });
+  });
 });
 
 describe('POST /api/v1/otp/send (legacy alias)', () => {
@@ -432,7 +446,7 @@ describe('POST /api/v1/instant-otp/verify', () => {
     const other = await newAccount();
     const email = uniqueAddress('unknown');
     const { sessionId, code } = await sendAndRead(other.publicToken, email);
-    for (const id of ['otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'otp_abc', 'abc', sessionId.toUpperCase(), `${sessionId}x`, 'em_aaaaaaaaaaaaaaaaaaaa']) {
+    for (const id of [unknownSessionId(), 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'otp_abc', 'abc', sessionId.toUpperCase(), `${sessionId}x`, 'em_aaaaaaaaaaaaaaaaaaaa']) {
       expectError(await verify(mine.publicToken, { sessionId: id, email, code }), 404, 'SESSION_NOT_FOUND');
     }
     expectError(await verify(mine.publicToken, { sessionId, email, code }), 404, 'SESSION_NOT_FOUND');

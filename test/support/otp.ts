@@ -51,7 +51,7 @@ export async function seedVerifications(accountId: string, channel: OtpChannel, 
   return rows;
 }
 
-export const SESSION_ID = /^otp_[0-9a-f]{64}_[a-z2-7]{26}$/;
+export { SESSION_ID } from '../../src/otp/codes';
 export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** `expiresAt` lies `seconds` after the send, which happened between `before` and `after` (± 1 s). */

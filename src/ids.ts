@@ -26,6 +26,14 @@ export function newSessionId(objectId: string): string {
   return `otp_${objectId}_${randomBase32(130)}`;
 }
 
+/** The shape of a session id; group 1 is the id of the recipient's object. */
+export const SESSION_ID = /^otp_([0-9a-f]{64})_[a-z2-7]{26}$/;
+
+/** The recipient object's id inside a session id, or null when the id does not have our shape. */
+export function sessionObjectIdOf(sessionId: string): string | null {
+  return SESSION_ID.exec(sessionId)?.[1] ?? null;
+}
+
 /** Secrets handed to clients once: 160 random bits. */
 export function newSecret(prefix: 'pc_key_' | 'pc_otp_' | 'pc_otp_sec_'): string {
   return prefix + randomBase32(160);

@@ -15,6 +15,7 @@ export type WindowRule = { limit: number; windowSeconds: number };
 /** Windows up to this long live in memory only: an object is evicted only after it has been idle
  * longer than this, by which time every hit in such a window has expired anyway. */
 const MEMORY_ONLY_WINDOW_SECONDS = 60;
+const isPersisted = (windowSeconds: number) => windowSeconds > MEMORY_ONLY_WINDOW_SECONDS;
 /** The longest window persisted (the OTP failure cap); `prune` forgets anything older. */
 const MAX_PERSISTED_WINDOW_MS = 3600_000;
 
@@ -47,7 +48,7 @@ export class HitLogs {
   }
 
   private hitsOf(log: string, windowSeconds: number, now: number): number[] {
-    const persisted = windowSeconds > MEMORY_ONLY_WINDOW_SECONDS;
+    const persisted = isPersisted(windowSeconds);
     if (persisted) this.persistedLogs.add(log);
     let hits = this.logs.get(log);
     if (!hits) {
@@ -80,7 +81,7 @@ export class HitLogs {
     let pruneAt: number | null = null;
     if (allowed) {
       hits.push(now);
-      if (rule.windowSeconds > MEMORY_ONLY_WINDOW_SECONDS) {
+      if (isPersisted(rule.windowSeconds)) {
         this.hasTable(true);
         this.sql.exec('INSERT INTO log_hits (log, at) VALUES (?, ?)', log, now);
         pruneAt = now + MAX_PERSISTED_WINDOW_MS + 1000;

@@ -1,8 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { alarmNoLaterThan, HitLogs, type RateDecision } from './hit-logs';
 
-export type { RateDecision } from './hit-logs';
-
 /**
  * The rate counters of one subject, e.g. `mail-key:key_abc` or `mail-ip:203.0.113.9` (sliding-window
  * logs, see HitLogs). Each method runs synchronously up to its decision, so concurrent calls are

@@ -28,5 +28,3 @@ export async function hashCode(pepper: string, sessionId: string, code: string):
   return toHex(new Uint8Array(mac));
 }
 
-/** A session id (see newSessionId); group 1 is the id of the recipient's object. */
-export const SESSION_ID = /^otp_([0-9a-f]{64})_[a-z2-7]{26}$/;

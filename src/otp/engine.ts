@@ -6,11 +6,11 @@ import { findSenderByEmail } from '../db/senders';
 import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { newSessionId, nowIso } from '../ids';
+import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { bucketRule, rateLimitError, type RateLimitCode } from '../limits/rate-limit';
 import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
-import { generateCode, hashCode, SESSION_ID } from './codes';
+import { generateCode, hashCode } from './codes';
 import { DEFAULT_OTP_SUBJECT, renderOtpMail } from './mail';
 
 export type OtpSendRequest = {
@@ -38,7 +38,7 @@ const recipientObjectId = (env: Bindings, accountId: string, email: string) =>
 
 /** The object of a session, from the session id alone; null when the id is not one of ours. */
 function sessionObject(env: Bindings, sessionId: string) {
-  const objectId = SESSION_ID.exec(sessionId)?.[1];
+  const objectId = sessionObjectIdOf(sessionId);
   if (!objectId) return null;
   try {
     return env.OTP_RECIPIENT.get(env.OTP_RECIPIENT.idFromString(objectId));

@@ -4,7 +4,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'c
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { NewOtpSession } from '../../src/durable-objects/otp-recipient';
-import { newSessionId } from '../../src/ids';
+import { newSessionId, sessionObjectIdOf } from '../../src/ids';
 import { call, expectError, newAccount, uniqueAddress } from '../support/api';
 import { KEEP_AFTER_EXPIRY_MS, sendAndRead, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
 
@@ -52,7 +52,7 @@ describe('sessions are sharded by recipient', () => {
     const email = uniqueAddress('shard');
     const objectOf = (sessionId: string) => {
       expect(sessionId).toMatch(SESSION_ID);
-      return sessionId.slice(4, 68);
+      return sessionObjectIdOf(sessionId);
     };
 
     const first = await sendAndRead(SEND, publicToken, email);

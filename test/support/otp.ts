@@ -3,7 +3,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import type { OtpChannel } from '../../src/durable-objects/otp-recipient';
-import { newSessionId } from '../../src/ids';
+import { newSessionId, sessionObjectIdOf } from '../../src/ids';
 import { call, codeFromInbox } from './api';
 
 /** Sends a code to `email` through the send route `path` and reads it from the delivered mail. */
@@ -19,7 +19,7 @@ export const wrongCode = (code: string) => code.slice(0, -1) + String((Number(co
 
 /** The recipient object holding a session (the session id carries the object's id). */
 export const sessionStub = (sessionId: string) =>
-  env.OTP_RECIPIENT.get(env.OTP_RECIPIENT.idFromString(sessionId.slice('otp_'.length, 'otp_'.length + 64)));
+  env.OTP_RECIPIENT.get(env.OTP_RECIPIENT.idFromString(sessionObjectIdOf(sessionId)!));
 
 export { KEEP_AFTER_EXPIRY_MS } from '../../src/durable-objects/otp-recipient';
 
@@ -51,7 +51,7 @@ export async function seedVerifications(accountId: string, channel: OtpChannel, 
   return rows;
 }
 
-export { SESSION_ID } from '../../src/otp/codes';
+export { SESSION_ID } from '../../src/ids';
 export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** `expiresAt` lies `seconds` after the send, which happened between `before` and `after` (± 1 s). */

@@ -1,17 +1,19 @@
-import { Hono } from 'hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
+import { config } from './config';
 import type { AppEnv } from './env';
 import { ApiError, errorBody } from './errors';
 import { newId } from './ids';
+import { registerComponents } from './openapi/document';
 import { adminRoutes } from './routes/admin';
 import { backendOtpRoutes } from './routes/backend-otp';
 import { docsRoutes } from './routes/docs';
 import { emailVerificationRoutes } from './routes/email-verification';
-import { instantOtpRoutes, legacyOtpRoutes, otpCors } from './routes/instant-otp';
-import { verifyPageRoutes } from './routes/verify-page';
 import { emailRoutes } from './routes/emails';
+import { instantOtpRoutes, otpCors } from './routes/instant-otp';
 import { metaRoutes } from './routes/meta';
 import { templateRoutes } from './routes/templates';
+import { verifyPage, verifyPageRoutes } from './routes/verify-page';
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -23,7 +25,7 @@ function toApiError(err: unknown): ApiError {
 }
 
 /** Patterns of every registered route, to tell 405 (known path, other method) from 404. */
-function methodsForPath(app: Hono<AppEnv>, path: string): string[] {
+function methodsForPath(app: OpenAPIHono<AppEnv>, path: string): string[] {
   return app.routes
     .filter((r) => r.method !== 'ALL')
     .filter((r) => {
@@ -33,12 +35,18 @@ function methodsForPath(app: Hono<AppEnv>, path: string): string[] {
     .map((r) => r.method);
 }
 
+/** The hosted page answers a browser with a page, also when something failed on our side. */
+const wantsVerifyPage = (path: string, accept: string | undefined) =>
+  path === '/verify' && !(accept ?? '').includes('application/json');
+
 export function buildApp() {
-  const app = new Hono<AppEnv>();
+  const app = new OpenAPIHono<AppEnv>();
+  registerComponents(app);
 
   app.use(async (c, next) => {
     const requestId = newId('req');
     c.set('requestId', requestId);
+    config(c.env); // invalid configuration: every request is a 500 naming the variable in the log
     await next();
     c.res.headers.set('X-Request-Id', requestId);
   });
@@ -46,16 +54,9 @@ export function buildApp() {
   app.use('/api/v1/instant-otp/*', otpCors);
   app.use('/api/v1/otp/*', otpCors);
 
-  app.route('/', metaRoutes);
-  app.route('/', verifyPageRoutes);
-  app.route('/', docsRoutes);
-  app.route('/api/v1/emails', emailRoutes);
-  app.route('/api/v1/templates', templateRoutes);
-  app.route('/api/v1/instant-otp', instantOtpRoutes);
-  app.route('/api/v1/otp', legacyOtpRoutes);
-  app.route('/api/v1/backend-otp', backendOtpRoutes);
-  app.route('/api/v1/email-verification', emailVerificationRoutes);
-  app.route('/admin/v1', adminRoutes);
+  for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, templateRoutes, instantOtpRoutes]) app.route('/', routes);
+  for (const routes of [backendOtpRoutes, emailVerificationRoutes, adminRoutes]) app.route('/', routes);
+  app.route('/', docsRoutes(app));
 
   app.notFound((c) => {
     const allowed = methodsForPath(app, c.req.path);
@@ -71,8 +72,11 @@ export function buildApp() {
     if (apiError.code === 'INTERNAL_ERROR') {
       console.error(`[${c.var.requestId}] ${c.req.method} ${c.req.path}:`, err instanceof Error ? err.stack : err);
     }
-    for (const [name, value] of Object.entries(apiError.extra.headers ?? {})) c.header(name, value);
     c.header('X-Request-Id', c.var.requestId);
+    if (apiError.code === 'INTERNAL_ERROR' && wantsVerifyPage(c.req.path, c.req.header('Accept'))) {
+      return verifyPage(c, '', '', { kind: 'error' }, 500);
+    }
+    for (const [name, value] of Object.entries(apiError.extra.headers ?? {})) c.header(name, value);
     return c.json(errorBody(apiError), apiError.status);
   });
 

@@ -1,5 +1,10 @@
+// The Worker's vars and secrets, parsed by one schema into typed settings. Every default lives here.
+// One rule for every variable: unset or empty (after trimming) → the default; present but invalid →
+// an error naming the variable, never a silent 0 or fallback.
+import { z } from 'zod';
 import type { Bindings } from './env';
 import { ApiError } from './errors';
+import { checkAddress, isSafeDisplayName } from './mail/address';
 
 export type SmtpSecurity = 'tls' | 'starttls' | 'none';
 
@@ -14,34 +19,179 @@ export type SmtpConfig = {
 
 export type Mailbox = { email: string; name: string | null };
 
-const DEFAULT_PORTS: Record<SmtpSecurity, number> = { tls: 465, starttls: 587, none: 25 };
+/** The settings, by group. */
+export type Config = {
+  /** Null when SMTP_HOST is empty: sending routes answer 503 SMTP_NOT_CONFIGURED. */
+  smtp: SmtpConfig | null;
+  /** The sender of mail that names none (MAIL_FROM). */
+  sender: Mailbox;
+  /** Hits per window of each rate-limit bucket (the windows are in src/limits/rate-limit.ts). */
+  limits: {
+    mailPerKey: number;
+    mailPerIp: number;
+    readPerCredential: number;
+    otpSendPerCredential: number;
+    otpSendPerRecipient: number;
+    otpFailsPerRecipient: number;
+  };
+  /** `pepper` is null when OTP_PEPPER is unset: only OTP operations fail then (see `otpPepper`). */
+  otp: { maxAttempts: number; pepper: string | null };
+  /** First delay after a transient SMTP failure; later ones grow 3× (see the queue consumer). */
+  retry: { baseSeconds: number };
+  /** Origin of the hosted verify page; null when unset. */
+  publicBaseUrl: string | null;
+  /** Null when unset: the admin API is hidden (404). */
+  adminToken: string | null;
+};
+export type RateLimits = Config['limits'];
 
-/** The SMTP route, or null when none is configured (sending routes then answer 503). */
-export function smtpConfig(env: Bindings): SmtpConfig | null {
-  const host = env.SMTP_HOST?.trim();
-  if (!host) return null;
-  const security = (['tls', 'starttls', 'none'] as const).find((s) => s === env.SMTP_SECURE) ?? 'starttls';
-  const port = Number(env.SMTP_PORT) || DEFAULT_PORTS[security];
-  const username = env.SMTP_USERNAME?.trim();
+const DEFAULT_PORTS: Record<SmtpSecurity, number> = { tls: 465, starttls: 587, none: 25 };
+const SMTP_TIMEOUT_MS = 15_000;
+const DEFAULT_SENDER: Mailbox = { email: 'no-reply@postcode.invalid', name: null };
+
+/**
+ * Unset, or empty after trimming, is "not configured": the schema's default applies. A number (a
+ * TOML var written without quotes) is read as its text.
+ */
+function blank(value: unknown) {
+  if (typeof value === 'number') return String(value);
+  return typeof value === 'string' ? value.trim() || undefined : value;
+}
+/** Secrets are taken as written (a password may start or end with a space); only empty is unset. */
+const emptySecret = (value: unknown) => (value === '' ? undefined : value);
+
+function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
+  const message = `expected a whole number >= ${min}${max < Number.MAX_SAFE_INTEGER ? ` and <= ${max}` : ''}`;
+  return z
+    .string({ error: message })
+    .regex(/^\d{1,15}$/, message)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, message);
+}
+
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blank, schema.optional());
+const withDefault = <T extends z.ZodType>(schema: T, value: z.output<T>) =>
+  z.preprocess(blank, schema.optional().transform((v): z.output<T> => v ?? value));
+
+/** `Name <addr>` or a bare address; the address and display name pass the same checks as a sender's. */
+const mailbox = z.string().transform((raw, ctx): Mailbox => {
+  const match = raw.match(/^(.*?)\s*<([^<>\s]+)>$/);
+  const email = match ? match[2]! : raw;
+  const name = match ? match[1]!.replace(/^"|"$/g, '') || null : null;
+  if (!checkAddress(email).ok || (name !== null && !isSafeDisplayName(name))) {
+    ctx.addIssue({ code: 'custom', message: 'expected an address or `Name <address>`' });
+    return z.NEVER;
+  }
+  return { email, name };
+});
+
+const httpUrl = z.string().refine((raw) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(raw).protocol);
+  } catch {
+    return false;
+  }
+}, 'expected an absolute http(s) URL');
+
+const securities = ['tls', 'starttls', 'none'] as const;
+
+function smtpOf(vars: {
+  SMTP_HOST?: string;
+  SMTP_PORT?: number;
+  SMTP_SECURE: SmtpSecurity;
+  SMTP_USERNAME?: string;
+  SMTP_PASSWORD?: string;
+}): SmtpConfig | null {
+  if (!vars.SMTP_HOST) return null;
   return {
-    host,
-    port,
-    security,
-    credentials: username ? { username, password: env.SMTP_PASSWORD ?? '' } : undefined,
-    timeoutMs: 15_000,
+    host: vars.SMTP_HOST,
+    port: vars.SMTP_PORT ?? DEFAULT_PORTS[vars.SMTP_SECURE],
+    security: vars.SMTP_SECURE,
+    credentials: vars.SMTP_USERNAME ? { username: vars.SMTP_USERNAME, password: vars.SMTP_PASSWORD ?? '' } : undefined,
+    timeoutMs: SMTP_TIMEOUT_MS,
   };
 }
 
+const schema = z
+  .object({
+    SMTP_HOST: optional(z.string()),
+    SMTP_PORT: optional(wholeNumber(1, 65_535)),
+    SMTP_SECURE: withDefault(z.enum(securities, { error: `expected one of ${securities.join(', ')}` }), 'starttls'),
+    SMTP_USERNAME: optional(z.string()),
+    SMTP_PASSWORD: z.preprocess(emptySecret, z.string().optional()),
+    MAIL_FROM: withDefault(mailbox, DEFAULT_SENDER),
+    PUBLIC_BASE_URL: optional(httpUrl),
+    ADMIN_TOKEN: z.preprocess(emptySecret, z.string().optional()),
+    OTP_PEPPER: z.preprocess(emptySecret, z.string().optional()),
+    RATE_MAIL_PER_KEY: withDefault(wholeNumber(0), 120),
+    RATE_MAIL_PER_IP: withDefault(wholeNumber(0), 240),
+    RATE_READ_PER_CREDENTIAL: withDefault(wholeNumber(0), 600),
+    RATE_OTP_SEND_PER_CREDENTIAL: withDefault(wholeNumber(0), 60),
+    RATE_OTP_SEND_PER_RECIPIENT: withDefault(wholeNumber(0), 5),
+    RATE_OTP_FAILS_PER_RECIPIENT: withDefault(wholeNumber(0), 20),
+    OTP_MAX_ATTEMPTS: withDefault(wholeNumber(1), 5),
+    MAIL_RETRY_BASE_SECONDS: withDefault(wholeNumber(0), 10),
+  })
+  .transform((vars): Config => ({
+    smtp: smtpOf(vars),
+    sender: vars.MAIL_FROM,
+    limits: {
+      mailPerKey: vars.RATE_MAIL_PER_KEY,
+      mailPerIp: vars.RATE_MAIL_PER_IP,
+      readPerCredential: vars.RATE_READ_PER_CREDENTIAL,
+      otpSendPerCredential: vars.RATE_OTP_SEND_PER_CREDENTIAL,
+      otpSendPerRecipient: vars.RATE_OTP_SEND_PER_RECIPIENT,
+      otpFailsPerRecipient: vars.RATE_OTP_FAILS_PER_RECIPIENT,
+    },
+    otp: { maxAttempts: vars.OTP_MAX_ATTEMPTS, pepper: vars.OTP_PEPPER ?? null },
+    retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS },
+    publicBaseUrl: vars.PUBLIC_BASE_URL ?? null,
+    adminToken: vars.ADMIN_TOKEN ?? null,
+  }));
+
+const parsed = new WeakMap<object, Config>();
+
+/**
+ * The settings of this env object, parsed on first use and cached per object (tests run the app
+ * with env objects of their own). Invalid configuration throws a plain Error naming every bad
+ * variable, at the first request or queue batch that reads the configuration. It is
+ * deliberately not an ApiError: the app's onError logs it and answers 500 INTERNAL_ERROR, and a
+ * queue batch fails and is retried, so a misconfigured deploy is loud instead of half-working.
+ * Nothing is cached for a failed parse: the error is thrown again on every use.
+ */
+export function config(env: Bindings): Config {
+  let settings = parsed.get(env);
+  if (!settings) {
+    const result = schema.safeParse(env);
+    if (!result.success) {
+      const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+      throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+    }
+    settings = result.data;
+    parsed.set(env, settings);
+  }
+  return settings;
+}
+
+/** The HMAC key of stored OTP codes; throws (500) when unset, so only OTP operations fail without it. */
+export function otpPepper(env: Bindings): string {
+  const pepper = config(env).otp.pepper;
+  if (pepper === null) throw new Error('Invalid configuration: OTP_PEPPER is not set (needed by the OTP routes)');
+  return pepper;
+}
+
+/** The SMTP route, or null when none is configured (sending routes then answer 503). */
+export function smtpConfig(env: Bindings): SmtpConfig | null {
+  return config(env).smtp;
+}
+
 export function requireSmtp(env: Bindings): SmtpConfig {
-  const config = smtpConfig(env);
-  if (!config) throw new ApiError('SMTP_NOT_CONFIGURED', 'Outbound SMTP is not configured on this service');
-  return config;
+  const smtp = smtpConfig(env);
+  if (!smtp) throw new ApiError('SMTP_NOT_CONFIGURED', 'Outbound SMTP is not configured on this service');
+  return smtp;
 }
 
 /** `MAIL_FROM` as `Name <addr>` or a bare address. */
 export function defaultSender(env: Bindings): Mailbox {
-  const raw = (env.MAIL_FROM ?? '').trim();
-  const match = raw.match(/^(.*?)\s*<([^<>\s]+)>$/);
-  if (match) return { name: match[1]!.replace(/^"|"$/g, '') || null, email: match[2]! };
-  return { name: null, email: raw || 'no-reply@postcode.invalid' };
+  return config(env).sender;
 }

@@ -36,8 +36,6 @@ export class ApiError extends Error {
       details?: ErrorDetail[];
       resetAt?: string;
       headers?: Record<string, string>;
-      /** For the hosted verify page; not part of the JSON body. */
-      attemptsLeft?: number;
     } = {},
   ) {
     super(message);

@@ -2,7 +2,7 @@ import { buildApp } from './app';
 import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
-import { releaseHeldMail, type MailJob } from './queue/producer';
+import { releaseHeldMail, type QueuedJob } from './queue/producer';
 
 const app = buildApp();
 
@@ -16,7 +16,7 @@ export default {
   async scheduled(_controller, env) {
     if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
   },
-} satisfies ExportedHandler<Bindings, MailJob>;
+} satisfies ExportedHandler<Bindings, QueuedJob>;
 
 export { OtpRecipient } from './durable-objects/otp-recipient';
 export { RateCounter } from './durable-objects/rate-counter';

@@ -1,6 +1,5 @@
-import type { Context, ValidationTargets } from 'hono';
-import { zValidator } from '@hono/zod-validator';
-import { z, type ZodType } from 'zod';
+import { z } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
 import { ApiError } from './errors';
 
@@ -11,31 +10,15 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 /**
  * Reads the body as strict JSON: 415 without a JSON content type, 413 over the limit (chunked bodies
  * are counted as they stream), 400 for invalid UTF-8 or malformed JSON. The parsed value is left in
- * Hono's body cache, where the zod validator picks it up.
+ * Hono's body cache, where the route's zod validator picks it up; the raw text is kept for the
+ * idempotency hash.
  */
-async function readJsonBody(c: Context<AppEnv>): Promise<void> {
+export const readJsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0]!.trim();
   if (!JSON_MEDIA_TYPE.test(mediaType)) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type: expected application/json');
   }
-  const declared = c.req.header('Content-Length');
-  if (declared !== undefined && Number(declared) > MAX_JSON_BODY_BYTES) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (c.req.raw.body) {
-    const reader = c.req.raw.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > MAX_JSON_BODY_BYTES) {
-        await reader.cancel();
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
-  }
-  const bytes = chunks.length === 1 ? chunks[0]! : concat(chunks, size);
+  const bytes = await readCapped(c, MAX_JSON_BODY_BYTES);
   let text: string;
   let parsed: unknown;
   try {
@@ -46,9 +29,29 @@ async function readJsonBody(c: Context<AppEnv>): Promise<void> {
   }
   c.req.bodyCache.json = Promise.resolve(parsed);
   c.set('jsonBody', text);
-}
+  await next();
+};
 
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
+/** The body's bytes, or 413 once more than `limit` arrived (declared or streamed). */
+export async function readCapped(c: Context, limit: number): Promise<Uint8Array> {
+  const declared = c.req.header('Content-Length');
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (c.req.raw.body) {
+    const reader = c.req.raw.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > limit) {
+        await reader.cancel();
+        throw tooLarge(limit);
+      }
+      chunks.push(value);
+    }
+  }
+  if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
@@ -58,7 +61,7 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
   return out;
 }
 
-const tooLarge = () => new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${MAX_JSON_BODY_BYTES} bytes`);
+const tooLarge = (limit: number) => new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`);
 
 function describePath(path: PropertyKey[]): string {
   return path.length === 0 ? 'body' : path.map(String).join('.');
@@ -71,21 +74,7 @@ export function invalidInput(error: z.core.$ZodError): ApiError {
   return new ApiError('INVALID_INPUT', `${first.path}: ${first.message}`, { details });
 }
 
-/** The one validation wrapper: zod through @hono/zod-validator, failures thrown as ApiError. */
-export function validate<Target extends keyof ValidationTargets, Schema extends ZodType>(target: Target, schema: Schema) {
-  const validator = zValidator(target, schema, (result) => {
-    if (!result.success) throw invalidInput(result.error);
-  });
-  if (target !== 'json') return validator;
-  const withBody: typeof validator = async (c, next) => {
-    // The validator is typed for any Env; every route of this app runs with AppEnv.
-    await readJsonBody(c as unknown as Context<AppEnv>);
-    return validator(c, next);
-  };
-  return withBody;
-}
-
-/** Query integers: digits only, within bounds; absent → default. */
+/** Query integers: digits only, within bounds; absent → default. Documented as the integer it is. */
 export const queryInt = (min: number, max: number, fallback: number) =>
   z
     .string()
@@ -93,4 +82,5 @@ export const queryInt = (min: number, max: number, fallback: number) =>
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
     .optional()
-    .transform((value) => value ?? fallback);
+    .transform((value) => value ?? fallback)
+    .openapi({ type: 'integer', minimum: min, maximum: max, default: fallback });

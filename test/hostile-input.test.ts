@@ -3,9 +3,16 @@
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, call, inbox, newAccount, uniqueAddress, type ApiResponse, type TestAccount } from './support/api';
+import {
+  type CredentialKind,
+  credentialFor,
+  declaredRoutes,
+  fillPath,
+  type JsonSchema,
+  needsOtpSecret,
+  tokenOf,
+} from './support/declared-routes';
 import { unknownSessionId } from './support/otp';
-
-type Credential = 'mail' | 'server' | 'public' | 'admin';
 
 // Hundreds of requests per route: lift the rate limits so every case reaches validation.
 const UNLIMITED: Cloudflare.Env = {
@@ -16,145 +23,95 @@ const UNLIMITED: Cloudflare.Env = {
   RATE_OTP_SEND_PER_CREDENTIAL: '1000000',
 };
 
-type BodyRoute = {
-  method: 'POST' | 'PUT';
-  path: (ctx: Context) => string;
-  credential: Credential;
-  /** A valid body; every case below breaks it in one way. */
-  body: (ctx: Context) => Record<string, unknown>;
-  /** Mail bodies: any text (line breaks included) but NUL; may be empty when another body is given. */
-  freeText?: string[];
-  /** Fields that name something to look up: a broken value may also answer 404 (nothing is found). */
-  lookups?: string[];
-  /** Fields where an empty list is valid, and whether `{}` is a valid body. */
-  emptyListValid?: string[];
-  emptyBodyValid?: boolean;
-};
-
 type Context = { account: TestAccount; to: string; templateId: string; sessionId: string };
 
-const tokenFor = (ctx: Context, credential: Credential) =>
-  ({ mail: ctx.account.mailKey, server: ctx.account.serverKey, public: ctx.account.publicToken, admin: 'test-admin-token' })[
-    credential
-  ];
-
-const ROUTES: Record<string, BodyRoute> = {
-  'POST /api/v1/emails': {
-    method: 'POST',
-    path: () => '/api/v1/emails',
-    credential: 'mail',
-    body: (ctx) => ({ to: ctx.to, subject: 'Hi {{name}}', text: 'Hello {{name}}', vars: { name: 'Ada' }, priority: 'NORMAL' }),
-    freeText: ['text'],
-  },
-  'POST /api/v1/templates/send': {
-    method: 'POST',
-    path: () => '/api/v1/templates/send',
-    credential: 'mail',
-    body: (ctx) => ({ to: ctx.to, templateId: ctx.templateId, vars: { name: 'Ada' }, subject: 'Subject' }),
-    lookups: ['templateId'],
-  },
-  'POST /api/v1/templates/send-test': {
-    method: 'POST',
-    path: () => '/api/v1/templates/send-test',
-    credential: 'mail',
-    body: (ctx) => ({ to: ctx.to, priority: 'URGENT' }),
-  },
-  'POST /api/v1/templates': {
-    method: 'POST',
-    path: () => '/api/v1/templates',
-    credential: 'mail',
-    body: () => ({ name: 'n', subject: 's', htmlBody: '<p>x</p>', textBody: 'x' }),
-    freeText: ['htmlBody', 'textBody'],
-  },
-  'PUT /api/v1/templates/{id}': {
-    method: 'PUT',
-    path: (ctx) => `/api/v1/templates/${ctx.templateId}`,
-    credential: 'mail',
-    body: () => ({ name: 'renamed', subject: 'new subject' }),
-  },
-  'POST /api/v1/instant-otp/send': {
-    method: 'POST',
-    path: () => '/api/v1/instant-otp/send',
-    credential: 'public',
-    body: (ctx) => ({ email: ctx.to, subject: 'Code', verificationLine: 'Your code:', otpDigits: 6, expiresInSeconds: 600 }),
-  },
-  'POST /api/v1/instant-otp/verify': {
-    method: 'POST',
-    path: () => '/api/v1/instant-otp/verify',
-    credential: 'public',
-    body: (ctx) => ({ sessionId: ctx.sessionId, email: ctx.to, code: '123456' }),
-    lookups: ['sessionId', 'email'],
-  },
-  'POST /api/v1/otp/send': {
-    method: 'POST',
-    path: () => '/api/v1/otp/send',
-    credential: 'public',
-    body: (ctx) => ({ email: ctx.to, otpDigits: 6, expiresInSeconds: 600 }),
-  },
-  'POST /api/v1/otp/verify': {
-    method: 'POST',
-    path: () => '/api/v1/otp/verify',
-    credential: 'public',
-    body: (ctx) => ({ sessionId: ctx.sessionId, email: ctx.to, code: '123456' }),
-    lookups: ['sessionId', 'email'],
-  },
-  'POST /api/v1/backend-otp/send': {
-    method: 'POST',
-    path: () => '/api/v1/backend-otp/send',
-    credential: 'server',
-    body: (ctx) => ({ email: ctx.to, subject: 'Code', verificationLine: 'Your code:', otpDigits: 6, expiresInSeconds: 600 }),
-  },
-  'POST /api/v1/backend-otp/verify': {
-    method: 'POST',
-    path: () => '/api/v1/backend-otp/verify',
-    credential: 'server',
-    body: (ctx) => ({ sessionId: ctx.sessionId, email: ctx.to, code: '123456' }),
-    lookups: ['sessionId', 'email'],
-  },
-  'POST /api/v1/email-verification/send': {
-    method: 'POST',
-    path: () => '/api/v1/email-verification/send',
-    credential: 'server',
-    body: (ctx) => ({ email: ctx.to, subject: 'Code', verificationLine: 'Your code:', otpDigits: 6, expiresInSeconds: 600 }),
-  },
-  'POST /api/v1/email-verification/verify': {
-    method: 'POST',
-    path: () => '/api/v1/email-verification/verify',
-    credential: 'server',
-    body: (ctx) => ({ sessionId: ctx.sessionId, email: ctx.to, code: '123456' }),
-    lookups: ['sessionId', 'email'],
-  },
-  'POST /admin/v1/accounts/{id}/senders': {
-    method: 'POST',
-    path: (ctx) => `/admin/v1/accounts/${ctx.account.accountId}/senders`,
-    credential: 'admin',
-    body: (ctx) => ({ email: ctx.to, name: 'Sender' }),
-  },
-  'POST /admin/v1/accounts/{id}/api-keys': {
-    method: 'POST',
-    path: (ctx) => `/admin/v1/accounts/${ctx.account.accountId}/api-keys`,
-    credential: 'admin',
-    body: () => ({ scopes: ['mail_api'], name: 'k' }),
-  },
-  'POST /admin/v1/accounts/{id}/otp-tokens': {
-    method: 'POST',
-    path: (ctx) => `/admin/v1/accounts/${ctx.account.accountId}/otp-tokens`,
-    credential: 'admin',
-    body: () => ({ allowedIps: ['203.0.113.0/24'] }),
-    emptyListValid: ['allowedIps'],
-    emptyBodyValid: true,
-  },
+/** A JSON body route as declared: its valid body is its documented example, pointed at this test's account. */
+type BodyRoute = {
+  method: string;
+  path: (ctx: Context) => string;
+  credential: CredentialKind;
+  body: (ctx: Context) => Record<string, unknown>;
+  /** Field rules read from the documented schema. */
+  schema: JsonSchema;
+  /** Fields that name something to look up: a broken value may also answer 404 (nothing is found). */
+  lookups: string[];
 };
 
+/** Values of the example that must be this test's own: its recipient, template and session. */
+function ownValues(example: Record<string, unknown>, ctx: Context): Record<string, unknown> {
+  const own: Record<string, unknown> = { ...example };
+  for (const field of ['to', 'email']) if (field in own) own[field] = ctx.to;
+  if ('templateId' in own) own.templateId = ctx.templateId;
+  if ('sessionId' in own) own.sessionId = ctx.sessionId;
+  return own;
+}
+
+const ROUTES: [string, BodyRoute][] = declaredRoutes()
+  .filter((route) => route.jsonBody)
+  .map((route) => {
+    const example = route.jsonBody!.example;
+    expect(Object.keys(example).length, `${route.name} declares a body example`).toBeGreaterThan(0);
+    const lookups = ['templateId', 'sessionId', ...('sessionId' in example ? ['email'] : [])];
+    return [
+      route.name,
+      {
+        method: route.method,
+        path: (ctx: Context) => fillPath(route, (param) => (param === 'accountId' ? ctx.account.accountId : ctx.templateId)),
+        credential: credentialFor(route),
+        body: (ctx: Context) => ownValues(example, ctx),
+        schema: route.jsonBody!.schema,
+        lookups: lookups.filter((field) => field in example),
+      },
+    ];
+  });
+
+it('sweeps every declared JSON body route', () => {
+  expect(ROUTES.length).toBeGreaterThanOrEqual(18);
+});
+
+/** The string branch of a field's schema (a plain string, or one branch of an anyOf). */
+const stringSchema = (schema: JsonSchema | undefined): JsonSchema | undefined =>
+  schema?.type === 'string' ? schema : schema?.anyOf?.find((branch) => branch.type === 'string');
+
+/** Whether the documented schema lets this string through (pattern and minLength only). */
+function documentedAccepts(schema: JsonSchema | undefined, value: string): boolean {
+  const string = stringSchema(schema);
+  if (!string) return false;
+  if (string.minLength !== undefined && value.length < string.minLength) return false;
+  return string.pattern === undefined || new RegExp(string.pattern).test(value);
+}
+
+/** Multi-line text by its documented pattern (mail bodies): line breaks are content there. */
+const isFreeText = (schema: JsonSchema | undefined) =>
+  stringSchema(schema)?.pattern !== undefined && documentedAccepts(schema, 'a\r\nb');
+
+const acceptsNull = (schema: JsonSchema | undefined): boolean =>
+  schema?.type === 'null' ||
+  (Array.isArray(schema?.type) && schema.type.includes('null')) ||
+  (schema?.anyOf ?? []).some(acceptsNull);
+
+/** A candidate of the documented type and within its bounds is a valid value, not a wrong one. */
+function rightType(value: unknown, schema: JsonSchema | undefined): boolean {
+  const types = [schema?.type].flat();
+  if (typeof value === 'boolean') return types.includes('boolean');
+  if (typeof value !== 'number') return false;
+  if (!types.includes('number') && !(types.includes('integer') && Number.isInteger(value))) return false;
+  return value >= (schema?.minimum ?? -Infinity) && value <= (schema?.maximum ?? Infinity);
+}
+
+/** `{}` is valid when the schema requires nothing. */
+const emptyBodyValid = (schema: JsonSchema) => !schema.required?.length && !schema.minProperties && !schema.anyOf;
+
 /** Values of the wrong type (or shape) for a field whose valid value is `valid`. */
-function wrongTypes(valid: unknown, freeText: boolean, emptyListValid: boolean): unknown[] {
-  const candidates: unknown[] = [null, true, 12345, -1.5, {}, [null], { nested: { deep: true } }];
-  if (!emptyListValid) candidates.push([]);
-  if (!freeText) candidates.push('');
+function wrongTypes(valid: unknown, schema: JsonSchema | undefined): unknown[] {
+  const candidates: unknown[] = [true, 12345, -1.5, {}, [null], { nested: { deep: true } }];
+  if (!acceptsNull(schema)) candidates.push(null);
+  if (!(schema?.type === 'array' && !schema.minItems)) candidates.push([]);
+  if (!documentedAccepts(schema, '')) candidates.push('');
   if (typeof valid === 'number') candidates.push(String(valid), `${valid}abc`);
   if (typeof valid === 'boolean') candidates.push(String(valid));
   if (Array.isArray(valid)) candidates.push(valid.join(','), [valid]);
-  return candidates.filter((c) => JSON.stringify(c) !== JSON.stringify(valid));
+  return candidates.filter((c) => JSON.stringify(c) !== JSON.stringify(valid) && !rightType(c, schema));
 }
 
 const HEADER_BREAKERS = ['\r\nBcc: victim@example.com', '\nX-Injected: 1', '\0', '\r\n.\r\nMAIL FROM:<x@example.com>'];
@@ -165,15 +122,16 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
   const valid = route.body(ctx);
   const cases: Case[] = [];
   const withBody = (body: unknown, headers?: Record<string, string>) => (c: Context, r: BodyRoute) =>
-    call(r.method, r.path(c), { token: tokenFor(c, r.credential), body, headers, bindings: UNLIMITED });
+    call(r.method, r.path(c), { token: tokenOf(c.account, r.credential), body, headers, bindings: UNLIMITED });
   const raw = (rawBody: BodyInit, headers: Record<string, string>) => (c: Context, r: BodyRoute) =>
-    call(r.method, r.path(c), { token: tokenFor(c, r.credential), rawBody, headers, bindings: UNLIMITED });
+    call(r.method, r.path(c), { token: tokenOf(c.account, r.credential), rawBody, headers, bindings: UNLIMITED });
   const JSON_TYPE = { 'Content-Type': 'application/json' };
 
   for (const [field, value] of Object.entries(valid)) {
-    const freeText = route.freeText?.includes(field) ?? false;
-    const broken = route.lookups?.includes(field) ? [400, 404] : [400];
-    for (const wrong of wrongTypes(value, freeText, route.emptyListValid?.includes(field) ?? false)) {
+    const property = route.schema.properties?.[field];
+    const freeText = isFreeText(property);
+    const broken = route.lookups.includes(field) ? [400, 404] : [400];
+    for (const wrong of wrongTypes(value, property)) {
       cases.push({ name: `${field} = ${JSON.stringify(wrong)}`, send: withBody({ ...valid, [field]: wrong }), expect: [400] });
     }
     if (typeof value === 'string') {
@@ -198,7 +156,7 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
     { name: 'array body', send: raw(JSON.stringify([valid]), JSON_TYPE), expect: [400] },
     { name: 'string body', send: raw('"hello"', JSON_TYPE), expect: [400] },
     { name: 'empty body', send: raw('', JSON_TYPE), expect: [400] },
-    ...(route.emptyBodyValid ? [] : [{ name: 'empty object', send: raw('{}', JSON_TYPE), expect: [400] }]),
+    ...(emptyBodyValid(route.schema) ? [] : [{ name: 'empty object', send: raw('{}', JSON_TYPE), expect: [400] }]),
     { name: 'invalid JSON', send: raw('{"to": "a@example.com",', JSON_TYPE), expect: [400] },
     { name: 'trailing garbage', send: raw(`${JSON.stringify(valid)} x`, JSON_TYPE), expect: [400] },
     { name: 'invalid UTF-8', send: raw(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]), JSON_TYPE), expect: [400] },
@@ -248,7 +206,7 @@ const AUTH_SHAPES: { name: string; header: (token: string) => string; expect: nu
   { name: 'lower-case scheme', header: (t) => `bearer ${t}`, expect: [400] },
 ];
 
-describe.each(Object.entries(ROUTES))('%s', (_name, route) => {
+describe.each(ROUTES)('%s', (_name, route) => {
   const ctx = {} as Context;
 
   beforeAll(async () => {
@@ -275,7 +233,7 @@ describe.each(Object.entries(ROUTES))('%s', (_name, route) => {
 
   it('rejects every shape of a bad Authorization header', async () => {
     for (const shape of AUTH_SHAPES) {
-      const token = tokenFor(ctx, route.credential);
+      const token = tokenOf(ctx.account, route.credential);
       const res = await call(route.method, route.path(ctx), {
         rawBody: '',
         headers: { Authorization: shape.header(token), 'Content-Type': 'application/json' },
@@ -310,19 +268,17 @@ describe('path ids', () => {
     account = await newAccount('paths');
   });
 
-  const paths = [
-    ['GET', (id: string) => `/api/v1/templates/${id}`, 'mail'],
-    ['PUT', (id: string) => `/api/v1/templates/${id}`, 'mail'],
-    ['DELETE', (id: string) => `/api/v1/templates/${id}`, 'mail'],
-    ['GET', (id: string) => `/api/v1/email-verification/${id}`, 'server'],
-    ['DELETE', (id: string) => `/admin/v1/api-keys/${id}`, 'admin'],
-  ] as const;
+  const withIds = declaredRoutes().filter((route) => route.pathParams.length > 0);
 
-  it('10 KB ids → 400 INVALID_INPUT, never a lookup', async () => {
-    for (const [method, path, credential] of paths) {
-      const token = credential === 'admin' ? 'test-admin-token' : credential === 'mail' ? account.mailKey : account.serverKey;
-      const res = await call(method, path('x'.repeat(10 * 1024)), { token, body: method === 'PUT' ? { name: 'x' } : undefined });
-      expect(res.status, `${method} ${path('…')}`).toBe(400);
+  it('10 KB ids → 400 INVALID_INPUT on every route with an id in its path, never a lookup', async () => {
+    expect(withIds.length).toBeGreaterThanOrEqual(8);
+    for (const route of withIds) {
+      const path = fillPath(route, () => 'x'.repeat(10 * 1024));
+      const res = await call(route.method, path, {
+        token: tokenOf(account, credentialFor(route)),
+        body: route.jsonBody?.example,
+      });
+      expect(res.status, route.name).toBe(400);
       expect(res.json.error.code).toBe('INVALID_INPUT');
     }
   });
@@ -337,10 +293,17 @@ describe('path ids', () => {
     expect(res.status).not.toBe(500);
   });
 
-  it('CR/LF and NUL in query strings are plain data', async () => {
-    for (const query of ['page=1%0d%0aX:1', 'limit=%00', 'page=1&page=2', 'limit=1e3', 'limit=0x10']) {
-      const res = await call('GET', `/api/v1/emails?${query}`, { token: account.mailKey });
-      expect([200, 400], `${query} → ${res.status}`).toContain(res.status);
+  it('CR/LF and NUL in query strings are plain data on every route with a query', async () => {
+    const withQuery = declaredRoutes().filter((route) => route.queryParams.length > 0 && route.operation.security.length > 0);
+    expect(withQuery.length).toBeGreaterThanOrEqual(5);
+    for (const route of withQuery) {
+      const headers: Record<string, string> = needsOtpSecret(route) ? { 'X-Otp-Secret': account.analyticsSecret } : {};
+      for (const name of route.queryParams) {
+        for (const value of ['1%0d%0aX:1', '%00', '1e3', '0x10', `1&${name}=2`]) {
+          const res = await call('GET', `${route.path}?${name}=${value}`, { token: tokenOf(account, credentialFor(route)), headers });
+          expect([200, 400], `${route.name} ?${name}=${value} → ${res.status}`).toContain(res.status);
+        }
+      }
     }
   });
 });

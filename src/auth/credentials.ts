@@ -4,9 +4,15 @@ import { ApiError } from '../errors';
 import { cachedCredential, rememberCredential, revocationCount } from './credential-cache';
 import { sha256Hex } from './crypto';
 
-export type Credential =
-  | { kind: 'api_key'; id: string; accountId: string; scopes: Scope[] }
-  | { kind: 'public_token'; id: string; accountId: string; allowedIps: string[]; secretHash: string };
+export type ApiKeyCredential = { kind: 'api_key'; id: string; accountId: string; scopes: Scope[] };
+export type PublicTokenCredential = {
+  kind: 'public_token';
+  id: string;
+  accountId: string;
+  allowedIps: string[];
+  secretHash: string;
+};
+export type Credential = ApiKeyCredential | PublicTokenCredential;
 
 // Our tokens are `pc_key_` / `pc_otp_` + base32; anything longer is not ours and is not hashed.
 const BEARER = /^Bearer +([A-Za-z0-9_]{1,128})$/i;

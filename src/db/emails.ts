@@ -1,5 +1,3 @@
-import { nowIso } from '../ids';
-
 export type EmailStatus = 'QUEUED' | 'SENT' | 'FAILED';
 export type Priority = 'URGENT' | 'NORMAL';
 
@@ -26,7 +24,7 @@ export type EmailRecord = {
 
 export type NewEmail = Omit<EmailRecord, 'status' | 'attempts' | 'lastReply' | 'updatedAt' | 'sentAt'>;
 
-type EmailRow = {
+export type EmailRow = {
   id: string;
   account_id: string;
   template_id: string | null;
@@ -47,11 +45,11 @@ type EmailRow = {
   sent_at: string | null;
 };
 
-const SELECT_EMAIL = `SELECT e.*, (
+export const SELECT_EMAIL = `SELECT e.*, (
     SELECT json_group_array(address) FROM (SELECT address FROM email_recipients r WHERE r.email_id = e.id ORDER BY position)
   ) AS to_addresses FROM emails e`;
 
-const toEmail = (row: EmailRow): EmailRecord => ({
+export const toEmail = (row: EmailRow): EmailRecord => ({
   id: row.id,
   accountId: row.account_id,
   templateId: row.template_id,
@@ -73,17 +71,43 @@ const toEmail = (row: EmailRow): EmailRecord => ({
 });
 
 /**
+ * The daily warm-up allowance (route 1): an email counts its recipients on the UTC day it was
+ * created. `reserve` adds them to the day's usage unless that would pass the allowance in the
+ * settings (null = unlimited) and changes no row when it would; `release` gives them back.
+ */
+function dailyAllowance(db: D1Database, email: NewEmail) {
+  const day = email.createdAt.slice(0, 10);
+  const recipients = email.toAddresses.length;
+  return {
+    reserve: db
+      .prepare(
+        `INSERT INTO daily_usage (day, recipients)
+         SELECT ?1, ?2 WHERE ?2 <= COALESCE((SELECT daily_allowance FROM settings WHERE id = 1), ?3)
+         ON CONFLICT(day) DO UPDATE SET recipients = recipients + ?2
+         WHERE recipients + ?2 <= COALESCE((SELECT daily_allowance FROM settings WHERE id = 1), ?3)`,
+      )
+      .bind(day, recipients, Number.MAX_SAFE_INTEGER),
+    release: db
+      .prepare('UPDATE daily_usage SET recipients = MAX(recipients - ?, 0) WHERE day = ?')
+      .bind(recipients, day),
+  };
+}
+
+export type AllowanceOption = { countTowardsAllowance?: boolean };
+
+/**
  * Stores a QUEUED email and its recipients in one transaction (one round trip). The operator
- * settings are read inside it: a NORMAL email is stored held while the service is frozen. An
- * optional `gate` statement runs first (the daily-allowance reservation); when it changes no row,
- * nothing is stored. Returns whether the email was stored and whether it is held (RETURNING of the
- * insert: no row when the gate refused).
+ * settings are read inside it: a NORMAL email is stored held while the service is frozen, so an
+ * unfreeze cannot slip in between. With `countTowardsAllowance` the day's recipients are reserved
+ * first in the same transaction; when the allowance has no room, nothing is stored. Returns whether
+ * the email was stored and whether it is held (RETURNING of the insert: no row when refused).
  */
 export async function insertEmail(
   db: D1Database,
   email: NewEmail,
-  options: { gate?: D1PreparedStatement } = {},
+  options: AllowanceOption = {},
 ): Promise<{ stored: boolean; held: boolean }> {
+  const counted = options.countTowardsAllowance === true;
   const insertRow = db
     .prepare(
       `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, html, text,
@@ -106,7 +130,7 @@ export async function insertEmail(
       email.priority,
       email.messageId,
       email.createdAt,
-      options.gate ? 1 : 0,
+      counted ? 1 : 0, // ?13: the insert follows the reservation, and runs only if it changed a row
     );
   const insertRecipients = db
     .prepare(
@@ -114,16 +138,21 @@ export async function insertEmail(
        SELECT ?1, key, value FROM json_each(?2) WHERE EXISTS (SELECT 1 FROM emails WHERE id = ?1)`,
     )
     .bind(email.id, JSON.stringify(email.toAddresses));
-  const results = await db.batch([...(options.gate ? [options.gate] : []), insertRow, insertRecipients]);
+  const reserve = counted ? [dailyAllowance(db, email).reserve] : [];
+  const results = await db.batch([...reserve, insertRow, insertRecipients]);
   const row = results.at(-2)!.results[0] as { held: number } | undefined;
   return { stored: row !== undefined, held: row?.held === 1 };
 }
 
-/** Used only to undo an insert whose queue message could not be produced. */
-export async function deleteEmail(db: D1Database, id: string): Promise<void> {
+/**
+ * Undoes `insertEmail` (with the same options) when the email's queue message could not be
+ * produced: the row, its recipients and the allowance it reserved go in one transaction.
+ */
+export async function unstoreEmail(db: D1Database, email: NewEmail, options: AllowanceOption = {}): Promise<void> {
   await db.batch([
-    db.prepare('DELETE FROM email_recipients WHERE email_id = ?').bind(id),
-    db.prepare('DELETE FROM emails WHERE id = ?').bind(id),
+    db.prepare('DELETE FROM email_recipients WHERE email_id = ?').bind(email.id),
+    db.prepare('DELETE FROM emails WHERE id = ?').bind(email.id),
+    ...(options.countTowardsAllowance === true ? [dailyAllowance(db, email).release] : []),
   ]);
 }
 
@@ -145,84 +174,7 @@ export async function listEmails(db: D1Database, accountId: string, page: number
   };
 }
 
-export type DeliveryOutcome = { id: string; status: EmailStatus; reply: string | null };
-
-/**
- * Records delivery attempts, one transaction for a whole batch. Only a QUEUED row changes, so a
- * late or duplicate outcome can never turn SENT back into FAILED or the other way round; QUEUED
- * (a transient failure) keeps the row queued with its reply and frees the lease.
- */
-export async function recordDeliveryOutcomes(db: D1Database, outcomes: DeliveryOutcome[]): Promise<void> {
-  if (outcomes.length === 0) return;
-  const now = nowIso();
-  const statement = db.prepare(
-    `UPDATE emails SET status = ?1, last_reply = ?2, attempts = attempts + 1, updated_at = ?3,
-       lease_until = NULL, lease_owner = NULL, sent_at = CASE WHEN ?1 = 'SENT' THEN ?3 ELSE sent_at END
-     WHERE id = ?4 AND status = 'QUEUED'`,
-  );
-  await db.batch(outcomes.map((o) => statement.bind(o.status, o.reply, now, o.id)));
-}
-
-/** Dead-lettered: retries are exhausted. The last transient reply stays on the row. */
-export async function markUndeliverable(db: D1Database, id: string): Promise<void> {
-  await db
-    .prepare(
-      `UPDATE emails SET status = 'FAILED', updated_at = ?,
-         last_reply = COALESCE(last_reply, 'retries exhausted') WHERE id = ? AND status = 'QUEUED'`,
-    )
-    .bind(nowIso(), id)
-    .run();
-}
-
-export type DeliveryClaim =
-  | { kind: 'claimed'; email: EmailRecord }
-  | { kind: 'done' } // unknown, SENT or FAILED: nothing to do
-  | { kind: 'held' } // held for freeze mode: it is queued again on release
-  | { kind: 'busy'; retryInSeconds: number }; // another consumer holds the lease
-
-/**
- * Takes the delivery lease of QUEUED emails, so that two deliveries of the same queue message
- * (queues deliver at least once) cannot both send one. One round trip for the whole batch: the
- * update and the read run in one transaction.
- */
-export async function claimForDelivery(db: D1Database, ids: string[], leaseSeconds: number): Promise<Map<string, DeliveryClaim>> {
-  const now = new Date();
-  const owner = crypto.randomUUID();
-  const idList = JSON.stringify(ids);
-  const [, selected] = await db.batch([
-    db
-      .prepare(
-        `UPDATE emails SET lease_until = ?1, lease_owner = ?4
-         WHERE id IN (SELECT value FROM json_each(?2)) AND status = 'QUEUED' AND held = 0
-           AND (lease_until IS NULL OR lease_until < ?3)`,
-      )
-      .bind(nowIso(new Date(now.getTime() + leaseSeconds * 1000)), idList, nowIso(now), owner),
-    db.prepare(`${SELECT_EMAIL} WHERE e.id IN (SELECT value FROM json_each(?))`).bind(idList),
-  ]);
-  type ClaimRow = EmailRow & { held: number; lease_until: string; lease_owner: string };
-  const rows = new Map((selected!.results as ClaimRow[]).map((row) => [row.id, row]));
-  const claims = new Map<string, DeliveryClaim>();
-  for (const id of ids) {
-    const row = rows.get(id);
-    if (!row || row.status !== 'QUEUED') claims.set(id, { kind: 'done' });
-    else if (row.held === 1) claims.set(id, { kind: 'held' });
-    else if (row.lease_owner === owner) claims.set(id, { kind: 'claimed', email: toEmail(row) });
-    else {
-      const retryInSeconds = Math.max(Math.ceil((Date.parse(row.lease_until) - now.getTime()) / 1000), 1);
-      claims.set(id, { kind: 'busy', retryInSeconds });
-    }
-  }
-  return claims;
-}
-
-/** Freeze mode: park a NORMAL email until release. */
-export async function holdEmail(db: D1Database, id: string): Promise<void> {
-  await db
-    .prepare(`UPDATE emails SET held = 1, lease_until = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'QUEUED'`)
-    .bind(nowIso(), id)
-    .run();
-}
-
+/** Emails held by freeze mode, oldest first (the release queues them). */
 export async function listHeldEmailIds(db: D1Database, limit: number): Promise<string[]> {
   const rows = await db
     .prepare(`SELECT id FROM emails WHERE held = 1 AND status = 'QUEUED' ORDER BY created_at, id LIMIT ?`)

@@ -1,38 +1,35 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { clientIp } from '../auth/credentials';
+import { config, type RateLimits } from '../config';
 import type { RateDecision, WindowRule } from '../durable-objects/hit-logs';
-import type { AppEnv, Bindings } from '../env';
+import type { Credential } from '../auth/credentials';
+import type { Bindings, GuardedEnv } from '../env';
 import { ApiError } from '../errors';
 
 /**
- * The buckets of decisions.md: each limit is a Worker var. The first four are counted in RateCounter
- * objects, one per bucket and subject; the two per-recipient OTP buckets are counted by the
- * recipient's OtpRecipient object, together with its sessions (see the OTP engine).
+ * The buckets of decisions.md: each limit is a Worker var, parsed with its default in src/config.ts.
+ * The first four are counted in RateCounter objects, one per bucket and subject; the two
+ * per-recipient OTP buckets are counted by the recipient's OtpRecipient object, together with its
+ * sessions (see the OTP engine).
  */
 export const BUCKETS = {
-  'mail-key': { limitVar: 'RATE_MAIL_PER_KEY', fallback: 120, windowSeconds: 60 },
-  'mail-ip': { limitVar: 'RATE_MAIL_PER_IP', fallback: 240, windowSeconds: 60 },
-  read: { limitVar: 'RATE_READ_PER_CREDENTIAL', fallback: 600, windowSeconds: 60 },
-  'otp-send-credential': { limitVar: 'RATE_OTP_SEND_PER_CREDENTIAL', fallback: 60, windowSeconds: 60 },
-  'otp-send-recipient': { limitVar: 'RATE_OTP_SEND_PER_RECIPIENT', fallback: 5, windowSeconds: 600 },
-  'otp-fails-recipient': { limitVar: 'RATE_OTP_FAILS_PER_RECIPIENT', fallback: 20, windowSeconds: 3600 },
-} as const satisfies Record<string, { limitVar: keyof Bindings; fallback: number; windowSeconds: number }>;
+  'mail-key': { limit: 'mailPerKey', windowSeconds: 60 },
+  'mail-ip': { limit: 'mailPerIp', windowSeconds: 60 },
+  read: { limit: 'readPerCredential', windowSeconds: 60 },
+  'otp-send-credential': { limit: 'otpSendPerCredential', windowSeconds: 60 },
+  'otp-send-recipient': { limit: 'otpSendPerRecipient', windowSeconds: 600 },
+  'otp-fails-recipient': { limit: 'otpFailsPerRecipient', windowSeconds: 3600 },
+} as const satisfies Record<string, { limit: keyof RateLimits; windowSeconds: number }>;
 
 export type BucketName = keyof typeof BUCKETS;
 /** Buckets with their own RateCounter objects (the others are counted with the OTP sessions). */
 export type CounterBucket = Exclude<BucketName, 'otp-send-recipient' | 'otp-fails-recipient'>;
 
-function bucketLimit(env: Bindings, bucket: BucketName): number {
-  const raw = String(env[BUCKETS[bucket].limitVar] ?? '').trim();
-  const configured = Number(raw);
-  // An unset or empty var means the default, not a limit of 0.
-  return raw !== '' && Number.isInteger(configured) && configured >= 0 ? configured : BUCKETS[bucket].fallback;
-}
-
 /** The bucket's limit as configured, and its window. */
 export function bucketRule(env: Bindings, bucket: BucketName): WindowRule {
-  return { limit: bucketLimit(env, bucket), windowSeconds: BUCKETS[bucket].windowSeconds };
+  const { limit, windowSeconds } = BUCKETS[bucket];
+  return { limit: config(env).limits[limit], windowSeconds };
 }
 
 /** The counter object holding this bucket's log for this subject. */
@@ -75,12 +72,15 @@ export function applyDecisions(c: Context, decisions: RateDecision[], code: Rate
 
 const ROUTE_BUCKETS = { mail: 'mail-key', read: 'read', 'otp-send': 'otp-send-credential' } as const;
 
+/** The route-level limits a route declaration can name. */
+export type RouteLimit = keyof typeof ROUTE_BUCKETS;
+
 /**
- * Route-level limits, declared after the auth guard: `mail` (routes 1, 3, 4: per key and per client
- * IP), `read` (lists and gets: per credential) and `otp-send` (OTP sends: per credential).
+ * Route-level limits, run after the guard: `mail` (routes 1, 3, 4: per key and per client IP),
+ * `read` (lists and gets: per credential) and `otp-send` (OTP sends: per credential).
  */
-export const rateLimit = (kind: keyof typeof ROUTE_BUCKETS, code: RateLimitCode = 'RATE_LIMITED') =>
-  createMiddleware<AppEnv>(async (c, next) => {
+export const rateLimit = (kind: RouteLimit, code: RateLimitCode = 'RATE_LIMITED') =>
+  createMiddleware<GuardedEnv<Credential>>(async (c, next) => {
     const checks = [hitBucket(c.env, ROUTE_BUCKETS[kind], c.var.credential.id)];
     const ip = clientIp(c);
     if (kind === 'mail' && ip) checks.push(hitBucket(c.env, 'mail-ip', ip));

@@ -1,5 +1,4 @@
 import type { NewEmail } from '../db/emails';
-import { releaseDailyRecipients, reserveDailyRecipients } from '../db/usage';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { enqueueEmail } from '../queue/producer';
@@ -21,10 +20,5 @@ function dailyLimitReached(now: Date): ApiError {
  * must have room for its recipients. Settings, reservation and insert happen in one D1 transaction.
  */
 export async function submitEmail(env: Bindings, email: NewEmail, options: { countTowardsAllowance: boolean }) {
-  const day = email.createdAt.slice(0, 10);
-  const recipients = email.toAddresses.length;
-  const gate = options.countTowardsAllowance
-    ? { reserve: reserveDailyRecipients(env.DB, day, recipients), release: () => releaseDailyRecipients(env.DB, day, recipients) }
-    : undefined;
-  if (!(await enqueueEmail(env, email, gate))) throw dailyLimitReached(new Date(email.createdAt));
+  if (!(await enqueueEmail(env, email, options))) throw dailyLimitReached(new Date(email.createdAt));
 }

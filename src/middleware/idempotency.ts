@@ -1,21 +1,29 @@
-import { createMiddleware } from 'hono/factory';
+import type { Context } from 'hono';
 import { sha256Hex } from '../auth/crypto';
+import type { Credential } from '../auth/credentials';
 import { abandonIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey } from '../db/idempotency';
-import type { AppEnv } from '../env';
+import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
 
-const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+/** Visible ASCII, 1-255 characters (also the documented pattern of the header). */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
+const KEY_FORMAT = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+
+type IdempotentContext = Context<GuardedEnv<Credential>>;
 
 /**
- * `Idempotency-Key` (routes 1, 3, 4), declared after body validation: the first request with a key
- * claims it; a retry with the same body gets the stored response again and sends nothing; another
- * body, or a retry while the first is still running, gets 409. Only successes are stored: a failed
- * request frees its key so the client can retry it once the problem is fixed.
+ * `Idempotency-Key` (routes 1, 3, 4) around a route's handler, so it runs after validation: the
+ * first request with a key claims it; a retry with the same body gets the stored response again and
+ * sends nothing; another body, or a retry while the first is still running, gets 409. Only
+ * successes are stored: a failed request frees its key so the client can retry it once the problem
+ * is fixed.
  */
-export const idempotent = () =>
-  createMiddleware<AppEnv>(async (c, next) => {
+export function withIdempotency<C extends IdempotentContext, A extends unknown[], R extends Response>(
+  handler: (c: C, ...rest: A) => R | Promise<R>,
+) {
+  return async (c: C, ...rest: A): Promise<R> => {
     const key = c.req.header('Idempotency-Key');
-    if (key === undefined) return next();
+    if (key === undefined) return handler(c, ...rest);
     if (!KEY_FORMAT.test(key)) {
       throw new ApiError('INVALID_INPUT', 'Idempotency-Key: expected 1-255 visible ASCII characters');
     }
@@ -32,12 +40,20 @@ export const idempotent = () =>
       return c.newResponse(record.responseBody, record.responseStatus as 200, {
         'Content-Type': 'application/json',
         'Idempotent-Replayed': 'true',
-      });
+      }) as R;
     }
-    await next();
-    if (c.res.status < 300 && !c.error) {
-      await completeIdempotencyKey(c.env.DB, accountId, key, claimId, c.res.status, await c.res.clone().text());
+    let response: R;
+    try {
+      response = await handler(c, ...rest);
+    } catch (error) {
+      await abandonIdempotencyKey(c.env.DB, accountId, key, claimId);
+      throw error;
+    }
+    if (response.status < 300) {
+      await completeIdempotencyKey(c.env.DB, accountId, key, claimId, response.status, await response.clone().text());
     } else {
       await abandonIdempotencyKey(c.env.DB, accountId, key, claimId);
     }
-  });
+    return response;
+  };
+}

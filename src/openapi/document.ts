@@ -1,10 +1,11 @@
-// Builds the OpenAPI 3.1 document from OPERATIONS: zod 4 converts each schema to JSON Schema.
-import { z } from 'zod';
+// The parts of the OpenAPI document that are not per route: error responses by status, shared
+// headers, security schemes and the document's head. Operations come from the route declarations.
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { HeaderObject } from 'openapi3-ts/oas31';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import { errorEnvelope } from '../schemas/common';
-import { OPERATIONS, type Operation } from './operations';
 
-const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
+const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   INVALID_INPUT: 'to: expected an email address',
   INVALID_CODE: 'code: wrong code; 4 attempts left',
   UNAUTHORIZED: 'Authorization: unknown or revoked token',
@@ -14,6 +15,7 @@ const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
   NOT_FOUND: 'No such route',
   TEMPLATE_NOT_FOUND: 'templateId: no such template for this account',
   SESSION_NOT_FOUND: 'sessionId: no such session, or it has expired or been used',
+  METHOD_NOT_ALLOWED: 'DELETE is not allowed on this path',
   IDEMPOTENCY_CONFLICT: 'Idempotency-Key: already used with a different request body',
   PAYLOAD_TOO_LARGE: 'body: larger than 524288 bytes',
   UNSUPPORTED_MEDIA_TYPE: 'Content-Type: expected application/json',
@@ -24,38 +26,53 @@ const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
   INTERNAL_ERROR: 'An unexpected error occurred',
 };
 
-const toSchema = (schema: z.ZodType, io: 'input' | 'output') => {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' });
-  return json as Record<string, unknown>;
-};
+const HEADERS = {
+  'X-Request-Id': { description: 'Identifies this request in the service logs', schema: { type: 'string' } },
+  'RateLimit-Limit': { description: 'Requests allowed in the window of the tightest bucket', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in that window', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until that window has room again', schema: { type: 'integer' } },
+  'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer' } },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+} as const satisfies Record<string, HeaderObject>;
 
-/** Query and path parameters from an object schema. */
-function parameters(schema: z.ZodType | undefined, location: 'query' | 'path') {
-  if (!schema) return [];
-  const json = toSchema(schema, 'input') as { properties?: Record<string, object>; required?: string[] };
-  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
-    name,
-    in: location,
-    required: location === 'path' || (json.required ?? []).includes(name),
-    schema: property,
-  }));
+type HeaderName = keyof typeof HEADERS;
+
+export const headerRef = (name: string) => ({ $ref: `#/components/headers/${name as HeaderName}` });
+
+/** `postApiV1TemplatesTemplateId` for POST /api/v1/templates/{templateId}; `getIndex` for GET /. */
+export function operationId(method: string, path: string): string {
+  if (path === '/') return `${method}Index`;
+  const words = path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
+  return `${method}${words}`;
 }
 
-function errorResponses(codes: ErrorCode[]) {
-  const all: ErrorCode[] = [...new Set<ErrorCode>([...codes, 'INTERNAL_ERROR'])];
+/** One response per status, listing its codes with the envelope and an example for each. */
+export function errorResponses(codes: ErrorCode[], options: { rateLimitHeaders: boolean }) {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of all) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  for (const code of new Set<ErrorCode>([...codes, 'INTERNAL_ERROR'])) {
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
   return Object.fromEntries(
     [...byStatus].map(([status, statusCodes]) => [
       String(status),
       {
         description: statusCodes.join(', '),
-        ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } } } : {}),
+        headers: {
+          'X-Request-Id': headerRef('X-Request-Id'),
+          ...(status === 429 ? { 'Retry-After': headerRef('Retry-After') } : {}),
+          ...(status === 429 && options.rateLimitHeaders
+            ? Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, headerRef(h)]))
+            : {}),
+        },
         content: {
           'application/json': {
-            schema: toSchema(errorEnvelope(statusCodes as [ErrorCode, ...ErrorCode[]]), 'output'),
+            schema: errorEnvelope(statusCodes as [ErrorCode, ...ErrorCode[]]),
             examples: Object.fromEntries(
-              statusCodes.map((code) => [code, { value: { success: false, error: { code, message: ERROR_EXAMPLES[code] ?? code } } }]),
+              statusCodes.map((code) => [code, { value: { success: false, error: { code, message: ERROR_EXAMPLES[code] } } }]),
             ),
           },
         },
@@ -64,72 +81,52 @@ function errorResponses(codes: ErrorCode[]) {
   );
 }
 
-function operationObject(operation: Operation) {
-  const headerParameters = operation.idempotent
-    ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the first response for 24 h' }]
-    : [];
-  const success = operation.success;
-  return {
-    tags: [operation.tag],
-    summary: operation.summary,
-    operationId: operation.path === '/' ? 'getIndex' : `${operation.method}${operation.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
-    security: operation.security.map((alternative) => Object.fromEntries(alternative.map((scheme) => [scheme, []]))),
-    parameters: [...parameters(operation.params, 'path'), ...parameters(operation.query, 'query'), ...headerParameters],
-    ...(operation.body
-      ? {
-          requestBody: {
-            required: true,
-            content: {
-              'application/json': {
-                schema: toSchema(operation.body, 'input'),
-                ...(operation.example?.request ? { example: operation.example.request } : {}),
-              },
-            },
-          },
-        }
-      : {}),
-    responses: {
-      [String(success.status)]:
-        'schema' in success
-          ? {
-              description: 'Success',
-              content: {
-                'application/json': {
-                  schema: toSchema(success.schema, 'output'),
-                  ...(operation.example ? { example: operation.example.response } : {}),
-                },
-              },
-            }
-          : { description: success.description, content: { [success.contentType]: { schema: { type: success.contentType === 'application/json' ? 'object' : 'string' } } } },
-      ...errorResponses(operation.errors),
-    },
-  };
+/** Components every operation refers to; registered once on the app. */
+export function registerComponents(app: OpenAPIHono<never> | OpenAPIHono<any>) {
+  const registry = app.openAPIRegistry;
+  registry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'API key `pc_key_…`; the scopes listed per operation (mail_api, server_otp) are the key scopes it needs',
+  });
+  registry.registerComponent('securitySchemes', 'publicOtpToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Public OTP token `pc_otp_…` (its IP allowlist applies to sends and history)',
+  });
+  registry.registerComponent('securitySchemes', 'otpSecret', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Otp-Secret',
+    description: 'Analytics secret `pc_otp_sec_…` of the public token',
+  });
+  registry.registerComponent('securitySchemes', 'adminToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The operator token (ADMIN_TOKEN)',
+  });
+  for (const [name, header] of Object.entries(HEADERS)) registry.registerComponent('headers', name, header as HeaderObject);
 }
 
-export function buildOpenApiDocument(serverUrl?: string) {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const operation of OPERATIONS) {
-    paths[operation.path] = { ...paths[operation.path], [operation.method]: operationObject(operation) };
-  }
-  return {
+export function buildDocument(app: OpenAPIHono<any>, serverUrl: string) {
+  return app.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {
       title: 'postcode',
       version: '1.0.0',
-      summary: 'Transactional email and one-time codes',
       description:
-        'Every response is `{ success, data }` or `{ success: false, error: { code, message, details? } }` and carries `X-Request-Id`.',
+        'Transactional email and one-time codes. Every JSON response is `{ success, data }` or `{ success: false, error: { code, message, details? } }` and carries `X-Request-Id`.',
     },
-    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
-    tags: [...new Set(OPERATIONS.map((o) => o.tag))].map((name) => ({ name })),
-    paths,
-    components: {
-      securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'API key `pc_key_…` with scope mail_api or server_otp' },
-        publicOtpToken: { type: 'http', scheme: 'bearer', description: 'Public OTP token `pc_otp_…` (IP allowlist applies)' },
-        otpSecret: { type: 'apiKey', in: 'header', name: 'X-Otp-Secret', description: 'Analytics secret `pc_otp_sec_…` of the public token' },
-        adminToken: { type: 'http', scheme: 'bearer', description: 'The operator token (ADMIN_TOKEN)' },
-      },
-    },
-  };
+    servers: [{ url: serverUrl, description: 'This service' }],
+    tags: [
+      { name: 'Service', description: 'Index, health and this document' },
+      { name: 'Mail', description: 'Queue email and read the send log' },
+      { name: 'Templates', description: 'Saved templates with {{vars}}, and sending from them' },
+      { name: 'Instant OTP', description: 'One-time codes straight from browsers (public token + IP allowlist)' },
+      { name: 'Legacy OTP', description: 'Older aliases of the instant OTP routes' },
+      { name: 'Backend OTP', description: 'One-time codes from a backend (server_otp key)' },
+      { name: 'Email verification', description: 'Verification codes with a hosted verify page' },
+      { name: 'Operator', description: 'Accounts, keys, tokens, senders and service settings (ADMIN_TOKEN)' },
+    ],
+  });
 }

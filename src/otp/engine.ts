@@ -1,6 +1,6 @@
 // The one OTP engine behind every flavour (instant, legacy alias, backend, email verification).
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
-import { defaultSender, requireSmtp, type Mailbox } from '../config';
+import { config, defaultSender, otpPepper, requireSmtp, type Mailbox } from '../config';
 import { listVerifications, recordVerification, type VerificationEntry } from '../db/otp-history';
 import { findSenderByEmail } from '../db/senders';
 import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
@@ -27,11 +27,6 @@ export type OtpSendResult = { sessionId: string; expiresAt: string; email: strin
 /** Who is asking: the account, the flavour's channel, and the 429 code its routes use. */
 export type OtpCaller = { accountId: string; channel: OtpChannel; rateLimitCode: RateLimitCode };
 
-function pepper(env: Bindings): string {
-  if (!env.OTP_PEPPER) throw new Error('OTP_PEPPER is not configured');
-  return env.OTP_PEPPER;
-}
-
 /** The object holding every session and the OTP limits of one recipient of one account. */
 const recipientObjectId = (env: Bindings, accountId: string, email: string) =>
   env.OTP_RECIPIENT.idFromName(`${accountId}:${email.toLowerCase()}`);
@@ -45,11 +40,6 @@ function sessionObject(env: Bindings, sessionId: string) {
   } catch {
     return null; // well-formed hex, but not an id of this namespace
   }
-}
-
-function maxAttempts(env: Bindings): number {
-  const configured = Number(env.OTP_MAX_ATTEMPTS);
-  return Number.isInteger(configured) && configured > 0 ? configured : 5;
 }
 
 async function resolveFrom(env: Bindings, accountId: string, from: string | undefined): Promise<Mailbox> {
@@ -67,7 +57,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   const sessionId = newSessionId(objectId.toString());
   const code = generateCode(request.otpDigits);
   const expiresAt = Date.now() + request.expiresInSeconds * 1000;
-  const codeHash = await hashCode(pepper(env), sessionId, code);
+  const codeHash = await hashCode(otpPepper(env), sessionId, code);
   // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
   // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
   const connecting = startConnecting(smtp);
@@ -81,7 +71,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
         codeHash,
         digits: request.otpDigits,
         expiresAt,
-        maxAttempts: maxAttempts(env),
+        maxAttempts: config(env).otp.maxAttempts,
       },
       bucketRule(env, 'otp-send-recipient'),
     )
@@ -104,7 +94,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   if (outcome.kind === 'transient') {
     // The code is not kept anywhere: the retry mails a fresh code for the same session.
     const job: OtpRetryJob = {
-      kind: 'otp',
+      kind: 'otp-retry',
       sessionId,
       accountId: caller.accountId,
       email: request.email,
@@ -127,7 +117,7 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
   const rotated =
     remainingSeconds > 0 &&
     object !== null &&
-    (await object.rotateCode(job.sessionId, job.accountId, await hashCode(pepper(env), job.sessionId, code)));
+    (await object.rotateCode(job.sessionId, job.accountId, await hashCode(otpPepper(env), job.sessionId, code)));
   if (!rotated) return { kind: 'accepted' as const }; // verified, expired or gone: nothing to send
   const { text, html } = renderOtpMail({ code, verificationLine: job.verificationLine, expiresInSeconds: remainingSeconds });
   return sendOnce(requireSmtp(env), {
@@ -142,20 +132,19 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
 
 export type OtpVerifyRequest = { sessionId: string; email: string; code: string };
 
-const notFound = () => new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session, or it has expired or been used');
-
 /**
- * Checks a code. `accountId` null = the hosted verify page (no credential). Throws the contract's
- * errors; returns the outcome for the hosted page to show.
+ * Checks a code. `accountId` null = the hosted verify page (no credential). Returns the outcome:
+ * the JSON routes turn a failure into the contract's error with `verifyError`, the hosted page
+ * shows it. A verified outcome has its history row written (or queued).
  */
 export async function verifyOtp(
   env: Bindings,
   caller: { accountId: string | null; channel: OtpChannel },
   request: OtpVerifyRequest,
-): Promise<Extract<VerifyOutcome, { result: 'verified' }>> {
+): Promise<VerifyOutcome> {
   const object = sessionObject(env, request.sessionId);
-  if (!object) throw notFound();
-  if (!/^[0-9]{4,10}$/.test(request.code)) throw new ApiError('INVALID_CODE', 'code: expected the digits of the code');
+  if (!object) return { result: 'not_found' };
+  if (!/^[0-9]{4,10}$/.test(request.code)) return { result: 'malformed' };
   const outcome = await object.verify(
     {
       sessionId: request.sessionId,
@@ -163,41 +152,46 @@ export async function verifyOtp(
       channel: caller.channel,
       email: request.email,
       codeLength: request.code.length,
-      codeHash: await hashCode(pepper(env), request.sessionId, request.code),
+      codeHash: await hashCode(otpPepper(env), request.sessionId, request.code),
     },
     bucketRule(env, 'otp-fails-recipient'),
   );
+  if (outcome.result === 'verified') {
+    await keepVerification(env, {
+      accountId: outcome.accountId,
+      channel: caller.channel,
+      sessionId: request.sessionId,
+      email: outcome.email,
+      sentAt: nowIso(new Date(outcome.sentAt)),
+      verifiedAt: nowIso(new Date(outcome.verifiedAt)),
+    });
+  }
+  return outcome;
+}
+
+/** The contract's error for every outcome but `verified` (the JSON verify routes). */
+export function verifyError(env: Bindings, outcome: Exclude<VerifyOutcome, { result: 'verified' }>): ApiError {
   switch (outcome.result) {
-    case 'verified':
-      await keepVerification(env, {
-        accountId: outcome.accountId,
-        channel: caller.channel,
-        sessionId: request.sessionId,
-        email: outcome.email,
-        sentAt: nowIso(new Date(outcome.sentAt)),
-        verifiedAt: nowIso(new Date(outcome.verifiedAt)),
-      });
-      return outcome;
     case 'limited':
-      throw rateLimitError('RATE_LIMITED', outcome.decision, 'Too many failed codes for this address');
+      return rateLimitError('RATE_LIMITED', outcome.decision, 'Too many failed codes for this address');
     case 'wrong':
-      throw new ApiError(
+      return new ApiError(
         'INVALID_CODE',
         outcome.attemptsLeft > 0
           ? `code: wrong code; ${outcome.attemptsLeft} attempt${outcome.attemptsLeft === 1 ? '' : 's'} left`
           : 'code: wrong code; no attempts left, the session is locked',
-        { attemptsLeft: outcome.attemptsLeft },
       );
     case 'malformed':
-      throw new ApiError('INVALID_CODE', 'code: expected the digits of the code');
+      return new ApiError('INVALID_CODE', 'code: expected the digits of the code');
     case 'locked':
-      throw rateLimitError(
+      return rateLimitError(
         'RATE_LIMITED',
-        { allowed: false, limit: maxAttempts(env), remaining: 0, resetSeconds: outcome.retryAfterSeconds },
+        { allowed: false, limit: config(env).otp.maxAttempts, remaining: 0, resetSeconds: outcome.retryAfterSeconds },
         'Too many wrong codes: this session is locked; request a new code',
       );
-    default:
-      throw notFound();
+    case 'expired':
+    case 'not_found':
+      return new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session, or it has expired or been used');
   }
 }
 

@@ -1,5 +1,6 @@
 // The hosted email-verification page: plain HTML that works without JavaScript (a form POST);
 // a small script, allowed by a per-response nonce, submits in place and announces the result.
+import type { VerifyOutcome } from '../durable-objects/otp-recipient';
 import { escapeHtml } from '../mail/template';
 
 export type PageState =
@@ -8,11 +9,32 @@ export type PageState =
   | { kind: 'wrong'; attemptsLeft: number }
   | { kind: 'invalid' }
   | { kind: 'locked' }
-  | { kind: 'expired' };
+  | { kind: 'expired' }
+  /** Something failed on our side (500 page): reloading the link starts again. */
+  | { kind: 'error' };
+
+/** What the page shows for the engine's verify outcome. */
+export function pageStateOf(outcome: VerifyOutcome): PageState {
+  switch (outcome.result) {
+    case 'verified':
+      return { kind: 'verified' };
+    case 'wrong':
+      return { kind: 'wrong', attemptsLeft: outcome.attemptsLeft };
+    case 'malformed':
+      return { kind: 'invalid' };
+    case 'locked':
+    case 'limited':
+      return { kind: 'locked' };
+    case 'expired':
+    case 'not_found':
+      return { kind: 'expired' };
+  }
+}
 
 /** States after which the form is gone: nothing more can be entered for this session. */
 export function isFinal(state: PageState): boolean {
-  return state.kind === 'verified' || state.kind === 'locked' || state.kind === 'expired' || (state.kind === 'wrong' && state.attemptsLeft === 0);
+  if (state.kind === 'wrong') return state.attemptsLeft === 0;
+  return state.kind !== 'form' && state.kind !== 'invalid';
 }
 
 export function stateMessage(state: PageState): { tone: 'info' | 'success' | 'error'; text: string } {
@@ -35,6 +57,8 @@ export function stateMessage(state: PageState): { tone: 'info' | 'success' | 'er
       return { tone: 'error', text: 'Too many wrong codes. This code is locked; request a new one.' };
     case 'expired':
       return { tone: 'error', text: 'This code has expired or is no longer valid. Request a new one.' };
+    case 'error':
+      return { tone: 'error', text: 'Something went wrong on our side. Please open the link from the email again in a moment.' };
   }
 }
 

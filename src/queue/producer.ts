@@ -1,17 +1,19 @@
 import type { Mailbox } from '../config';
-import { clearHeld, deleteEmail, insertEmail, listHeldEmailIds, type NewEmail } from '../db/emails';
+import { clearHeld, insertEmail, listHeldEmailIds, unstoreEmail, type NewEmail } from '../db/emails';
 import type { VerificationEntry } from '../db/otp-history';
 import type { Bindings } from '../env';
 
+// Every job names its kind; the consumer runs one function per kind (src/queue/consumer.ts).
+
 /** The queue carries only the id: the row in D1 is the single source of truth for content and status. */
-export type EmailJob = { emailId: string };
+export type EmailJob = { kind: 'email'; emailId: string };
 
 /**
  * An OTP mail that could not go out within the request. It carries no code: the retry sets a fresh
  * code on the session and mails that one.
  */
 export type OtpRetryJob = {
-  kind: 'otp';
+  kind: 'otp-retry';
   sessionId: string;
   accountId: string;
   email: string;
@@ -28,30 +30,42 @@ export type OtpRetryJob = {
  */
 export type VerificationHistoryJob = { kind: 'otp-history'; entry: VerificationEntry };
 
+/** What the producers send. */
 export type MailJob = EmailJob | OtpRetryJob | VerificationHistoryJob;
+export type JobKind = MailJob['kind'];
 
-const job = (emailId: string) => ({ body: { emailId } satisfies EmailJob, contentType: 'json' as const });
+/**
+ * What may arrive: messages produced before jobs had kinds are still in flight after a deploy (an
+ * email job without `kind`, an OTP retry with `kind: 'otp'`). Read them with `readJob`.
+ */
+export type QueuedJob = MailJob | { emailId: string } | (Omit<OtpRetryJob, 'kind'> & { kind: 'otp' });
+
+export function readJob(body: QueuedJob): MailJob {
+  if (!('kind' in body)) return { kind: 'email', emailId: body.emailId };
+  if (body.kind === 'otp') return { ...body, kind: 'otp-retry' };
+  return body;
+}
+
+const emailJob = (emailId: string): EmailJob => ({ kind: 'email', emailId });
 
 /**
  * Stores the email as QUEUED and hands it to the delivery queue; nothing is left behind if either
- * step fails. A held email (freeze mode) gets no queue message until the operator unfreezes; the
- * freeze is read in the same transaction as the insert, so an unfreeze cannot slip in between.
- * Returns false when the `gate` (the daily allowance) refused the email.
+ * step fails. A held email (freeze mode) gets no queue message until the operator unfreezes (see
+ * `insertEmail`). Returns false when the daily allowance refused the email.
  */
 export async function enqueueEmail(
   env: Bindings,
   email: NewEmail,
-  gate?: { reserve: D1PreparedStatement; release: () => Promise<void> },
+  options: { countTowardsAllowance: boolean },
 ): Promise<boolean> {
-  const { stored, held } = await insertEmail(env.DB, email, { gate: gate?.reserve });
+  const { stored, held } = await insertEmail(env.DB, email, options);
   if (!stored) return false;
   if (held) return true;
   try {
-    await env.MAIL_QUEUE.send({ emailId: email.id } satisfies EmailJob, { contentType: 'json' });
+    await env.MAIL_QUEUE.send(emailJob(email.id), { contentType: 'json' });
   } catch (error) {
-    // The transaction committed; undo it by hand (the row, and the allowance it reserved).
-    await deleteEmail(env.DB, email.id);
-    await gate?.release();
+    // The transaction committed; undo it (the row, and the allowance it reserved).
+    await unstoreEmail(env.DB, email, options);
     throw error;
   }
   return true;
@@ -67,7 +81,7 @@ export async function releaseHeldMail(env: Bindings): Promise<number> {
   for (;;) {
     const ids = await listHeldEmailIds(env.DB, 100);
     if (ids.length === 0) return released;
-    await env.MAIL_QUEUE.sendBatch(ids.map(job));
+    await env.MAIL_QUEUE.sendBatch(ids.map((id) => ({ body: emailJob(id), contentType: 'json' as const })));
     await clearHeld(env.DB, ids);
     released += ids.length;
   }

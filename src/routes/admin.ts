@@ -1,23 +1,13 @@
-import { Hono } from 'hono';
 import { forgetCredential } from '../auth/credential-cache';
-import { requireAdmin } from '../auth/guards';
+import { operator } from '../auth/guards';
 import { createAccount, findAccount } from '../db/accounts';
 import { createApiKey, createOtpToken, revokeApiKey } from '../db/credentials';
 import { createSender } from '../db/senders';
-import { getSettings, updateSettings } from '../db/settings';
-import type { AppEnv } from '../env';
+import { getSettings, type Settings, updateSettings } from '../db/settings';
 import { ApiError } from '../errors';
-import {
-  accountIdParam,
-  createAccountBody,
-  createApiKeyBody,
-  createOtpTokenBody,
-  createSenderBody,
-  keyIdParam,
-  updateSettingsBody,
-} from '../schemas/admin';
 import { releaseHeldMail } from '../queue/producer';
-import { validate } from '../validation';
+import * as schema from '../schemas/admin';
+import { json, route, router } from './route';
 
 async function requireAccount(db: D1Database, accountId: string) {
   const account = await findAccount(db, accountId);
@@ -25,47 +15,142 @@ async function requireAccount(db: D1Database, accountId: string) {
   return account;
 }
 
-const settingsView = (s: Awaited<ReturnType<typeof getSettings>>) => ({
-  frozen: s.frozen,
-  dailyAllowance: s.dailyAllowance,
-  updatedAt: s.updatedAt,
+const settingsView = (s: Settings) => ({ frozen: s.frozen, dailyAllowance: s.dailyAllowance, updatedAt: s.updatedAt });
+
+const ACCOUNT_ID = 'acc_7d2kq4mxz3ncw5ty8hbe';
+const SETTINGS = { frozen: false, dailyAllowance: 5000, updatedAt: '2026-11-21T22:40:00.000Z' };
+const common = { tag: 'Operator', guard: operator } as const;
+
+const createAccountRoute = route({
+  ...common,
+  method: 'post',
+  path: '/admin/v1/accounts',
+  summary: 'Create an account',
+  body: schema.createAccountBody,
+  bodyExample: { name: 'Acme' },
+  success: { status: 201, content: json(schema.accountResponse, { success: true, data: { id: ACCOUNT_ID, name: 'Acme' } }) },
+});
+
+const createApiKeyRoute = route({
+  ...common,
+  method: 'post',
+  path: '/admin/v1/accounts/{accountId}/api-keys',
+  summary: 'Issue an API key (shown once)',
+  params: schema.accountIdParam,
+  body: schema.createApiKeyBody,
+  bodyExample: { scopes: ['mail_api'], name: 'backend' },
+  success: {
+    status: 201,
+    content: json(schema.apiKeyCreatedResponse, {
+      success: true,
+      data: { id: 'key_q3w7zk2mx4ncd5ty8hbe', key: 'pc_key_n4q7zk2mx3bcd5ty8hwe6rjp2gkfm3vx', scopes: ['mail_api'] },
+    }),
+  },
+});
+
+const revokeApiKeyRoute = route({
+  ...common,
+  method: 'delete',
+  path: '/admin/v1/api-keys/{keyId}',
+  summary: 'Revoke an API key',
+  params: schema.keyIdParam,
+  success: {
+    status: 200,
+    content: json(schema.apiKeyRevokedResponse, { success: true, data: { id: 'key_q3w7zk2mx4ncd5ty8hbe', revoked: true } }),
+  },
+});
+
+const createOtpTokenRoute = route({
+  ...common,
+  method: 'post',
+  path: '/admin/v1/accounts/{accountId}/otp-tokens',
+  summary: 'Issue a public OTP token and its analytics secret',
+  params: schema.accountIdParam,
+  body: schema.createOtpTokenBody,
+  bodyExample: { allowedIps: ['203.0.113.0/24'] },
+  success: {
+    status: 201,
+    content: json(schema.otpTokenCreatedResponse, {
+      success: true,
+      data: {
+        id: 'otk_b3ghkq4mz2ytw6xrc7n5',
+        token: 'pc_otp_m2x7kq4zf3nwd5ty8hcb6rjp2gkfv3xa',
+        analyticsSecret: 'pc_otp_sec_q4zf3nwd5ty8hcb6rjp2gkfv3xam2x7k',
+        allowedIps: ['203.0.113.0/24'],
+      },
+    }),
+  },
+});
+
+const createSenderRoute = route({
+  ...common,
+  method: 'post',
+  path: '/admin/v1/accounts/{accountId}/senders',
+  summary: 'Add a verified sender identity',
+  params: schema.accountIdParam,
+  body: schema.createSenderBody,
+  bodyExample: { email: 'hello@acme.example', name: 'Acme' },
+  success: {
+    status: 201,
+    content: json(schema.senderResponse, {
+      success: true,
+      data: { id: 'snd_x2m4kq7fz3nwd5ty8hcb', email: 'hello@acme.example', name: 'Acme' },
+    }),
+  },
+});
+
+const getSettingsRoute = route({
+  ...common,
+  method: 'get',
+  path: '/admin/v1/settings',
+  summary: 'Read the service settings',
+  success: { status: 200, content: json(schema.settingsResponse, { success: true, data: SETTINGS }) },
+});
+
+const updateSettingsRoute = route({
+  ...common,
+  method: 'put',
+  path: '/admin/v1/settings',
+  summary: 'Freeze mode and the daily warm-up allowance',
+  body: schema.updateSettingsBody,
+  bodyExample: { frozen: false, dailyAllowance: 5000 },
+  success: { status: 200, content: json(schema.settingsResponse, { success: true, data: SETTINGS }) },
 });
 
 /** Operator API: issuance of accounts, keys, tokens and senders, and the service settings. */
-export const adminRoutes = new Hono<AppEnv>()
-  .use(requireAdmin())
-  .post('/accounts', validate('json', createAccountBody), async (c) => {
+export const adminRoutes = router()
+  .openapi(createAccountRoute, async (c) => {
     const account = await createAccount(c.env.DB, c.req.valid('json').name);
-    return c.json({ success: true, data: { id: account.id, name: account.name } }, 201);
+    return c.json({ success: true as const, data: { id: account.id, name: account.name } }, 201);
   })
-  .post('/accounts/:accountId/api-keys', validate('param', accountIdParam), validate('json', createApiKeyBody), async (c) => {
+  .openapi(createApiKeyRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const { scopes, name } = c.req.valid('json');
     const { apiKey, key } = await createApiKey(c.env.DB, account.id, scopes, name ?? null);
-    return c.json({ success: true, data: { id: apiKey.id, key, scopes: apiKey.scopes } }, 201);
+    return c.json({ success: true as const, data: { id: apiKey.id, key, scopes: apiKey.scopes } }, 201);
   })
-  .delete('/api-keys/:keyId', validate('param', keyIdParam), async (c) => {
+  .openapi(revokeApiKeyRoute, async (c) => {
     const { keyId } = c.req.valid('param');
     if (!(await revokeApiKey(c.env.DB, keyId))) throw new ApiError('NOT_FOUND', 'keyId: no such API key');
     forgetCredential(keyId);
-    return c.json({ success: true, data: { id: keyId, revoked: true } });
+    return c.json({ success: true as const, data: { id: keyId, revoked: true as const } }, 200);
   })
-  .post('/accounts/:accountId/otp-tokens', validate('param', accountIdParam), validate('json', createOtpTokenBody), async (c) => {
+  .openapi(createOtpTokenRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const allowedIps = c.req.valid('json').allowedIps ?? [];
     const { otpToken, token, analyticsSecret } = await createOtpToken(c.env.DB, account.id, allowedIps);
-    return c.json({ success: true, data: { id: otpToken.id, token, analyticsSecret, allowedIps } }, 201);
+    return c.json({ success: true as const, data: { id: otpToken.id, token, analyticsSecret, allowedIps } }, 201);
   })
-  .post('/accounts/:accountId/senders', validate('param', accountIdParam), validate('json', createSenderBody), async (c) => {
+  .openapi(createSenderRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const { email, name } = c.req.valid('json');
     const sender = await createSender(c.env.DB, account.id, email, name ?? null);
-    return c.json({ success: true, data: { id: sender.id, email: sender.email, name: sender.name } }, 201);
+    return c.json({ success: true as const, data: { id: sender.id, email: sender.email, name: sender.name } }, 201);
   })
-  .get('/settings', async (c) => c.json({ success: true, data: settingsView(await getSettings(c.env.DB)) }))
-  .put('/settings', validate('json', updateSettingsBody), async (c) => {
+  .openapi(getSettingsRoute, async (c) => c.json({ success: true as const, data: settingsView(await getSettings(c.env.DB)) }, 200))
+  .openapi(updateSettingsRoute, async (c) => {
     const settings = await updateSettings(c.env.DB, c.req.valid('json'));
     // Unfreezing releases every held email (also when it was not frozen: releasing is idempotent).
     if (!settings.frozen) await releaseHeldMail(c.env);
-    return c.json({ success: true, data: settingsView(settings) });
+    return c.json({ success: true as const, data: settingsView(settings) }, 200);
   });

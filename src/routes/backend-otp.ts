@@ -1,25 +1,56 @@
-import { Hono } from 'hono';
-import { requireScope } from '../auth/guards';
-import type { AppEnv } from '../env';
-import { rateLimit } from '../limits/rate-limit';
-import { otpHistory, sendOtp, verifyOtp } from '../otp/engine';
-import { historyQuery, serverSendBody, verifyBody } from '../schemas/otp';
-import { validate } from '../validation';
+import { serverOtp } from '../auth/guards';
+import { otpHistory, sendOtp } from '../otp/engine';
+import { historyQuery, historyResponse, instantSendResponse, serverSendBody } from '../schemas/otp';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, verifyLink, verifyRoutes } from './otp';
+import { json, route, router } from './route';
 
-const serverOtp = requireScope('server_otp');
-const caller = (accountId: string) => ({ accountId, channel: 'backend' as const, rateLimitCode: 'RATE_LIMITED' as const });
+const caller = otpCaller('backend', 'RATE_LIMITED');
+
+const send = route({
+  method: 'post',
+  path: '/api/v1/backend-otp/send',
+  tag: 'Backend OTP',
+  summary: 'Send a backend OTP (13)',
+  guard: serverOtp,
+  limit: { bucket: 'otp-send' },
+  body: serverSendBody,
+  bodyExample: { email: 'ada@example.com', subject: 'Your sign-in code', verificationLine: 'Sign in with this code:' },
+  success: {
+    status: 200,
+    content: json(instantSendResponse, { success: true, data: OTP_SENT }),
+    links: { verify: verifyLink('/api/v1/backend-otp/verify') },
+  },
+  errors: ['SMTP_NOT_CONFIGURED'],
+});
+
+const history = route({
+  method: 'get',
+  path: '/api/v1/backend-otp/verifications',
+  tag: 'Backend OTP',
+  summary: 'Backend OTP verification history (15)',
+  guard: serverOtp,
+  limit: { bucket: 'read' },
+  query: historyQuery,
+  success: { status: 200, content: json(historyResponse, { success: true, data: { verifications: [HISTORY_ENTRY] } }) },
+});
 
 /** Routes 13-15: server to server, server_otp keys only; no IP allowlist. */
-export const backendOtpRoutes = new Hono<AppEnv>()
-  .post('/send', serverOtp, rateLimit('otp-send'), validate('json', serverSendBody), async (c) => {
+export const backendOtpRoutes = router()
+  .openapi(send, async (c) => {
     const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true, data: result });
+    return c.json({ success: true as const, data: result }, 200);
   })
-  .post('/verify', serverOtp, validate('json', verifyBody), async (c) => {
-    await verifyOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true, data: { verified: true } });
-  })
-  .get('/verifications', serverOtp, rateLimit('read'), validate('query', historyQuery), async (c) => {
+  .route(
+    '/',
+    verifyRoutes({
+      path: '/api/v1/backend-otp/verify',
+      tag: 'Backend OTP',
+      summary: 'Verify a backend OTP (14)',
+      guard: serverOtp,
+      channel: 'backend',
+    }),
+  )
+  .openapi(history, async (c) => {
     const verifications = await otpHistory(c.env, c.var.credential.accountId, 'backend', c.req.valid('query').limit);
-    return c.json({ success: true, data: { verifications } });
+    return c.json({ success: true as const, data: { verifications } }, 200);
   });

@@ -1,50 +1,99 @@
-import { Hono } from 'hono';
-import { requireScope } from '../auth/guards';
-import type { AppEnv } from '../env';
+import { serverOtp } from '../auth/guards';
+import { config } from '../config';
 import { ApiError } from '../errors';
 import { nowIso } from '../ids';
-import { rateLimit } from '../limits/rate-limit';
-import { otpStatus, sendOtp, verifyOtp } from '../otp/engine';
-import { serverSendBody, sessionIdParam, verifyBody } from '../schemas/otp';
-import { validate } from '../validation';
+import { otpStatus, sendOtp } from '../otp/engine';
+import { emailVerificationSendResponse, serverSendBody, sessionIdParam, verificationStatusResponse } from '../schemas/otp';
+import { OTP_SENT, otpCaller, SESSION_ID, verifyLink, verifyRoutes } from './otp';
+import { json, route, router } from './route';
 
-const serverOtp = requireScope('server_otp');
-const caller = (accountId: string) => ({
-  accountId,
-  channel: 'email_verification' as const,
-  rateLimitCode: 'RATE_LIMITED' as const,
-});
+const caller = otpCaller('email_verification', 'RATE_LIMITED');
 
 /** The hosted page's address: from PUBLIC_BASE_URL, never from the Host header. */
-export function hostedVerifyUrl(publicBaseUrl: string, sessionId: string): string {
+export function hostedVerifyUrl(publicBaseUrl: string | null, sessionId: string): string {
+  if (!publicBaseUrl) throw new Error('Invalid configuration: PUBLIC_BASE_URL is not set (the hosted page needs it)');
   const url = new URL('/verify', publicBaseUrl);
   url.searchParams.set('sessionId', sessionId);
   return url.toString();
 }
 
-/** Routes 16-17 and the status route: email verification with a hosted verify page. */
-export const emailVerificationRoutes = new Hono<AppEnv>()
-  .post('/send', serverOtp, rateLimit('otp-send'), validate('json', serverSendBody), async (c) => {
-    const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true, data: { ...result, hostedVerifyUrl: hostedVerifyUrl(c.env.PUBLIC_BASE_URL, result.sessionId) } });
-  })
-  .post('/verify', serverOtp, validate('json', verifyBody), async (c) => {
-    await verifyOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true, data: { verified: true } });
-  })
-  // The outcome of a hosted verification, for the backend that started it.
-  .get('/:sessionId', serverOtp, rateLimit('read'), validate('param', sessionIdParam), async (c) => {
-    const { sessionId } = c.req.valid('param');
-    const status = await otpStatus(c.env, c.var.credential.accountId, 'email_verification', sessionId);
-    if (!status) throw new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session');
-    return c.json({
+const send = route({
+  method: 'post',
+  path: '/api/v1/email-verification/send',
+  tag: 'Email verification',
+  summary: 'Send an email verification code (16)',
+  guard: serverOtp,
+  limit: { bucket: 'otp-send' },
+  body: serverSendBody,
+  bodyExample: { email: 'ada@example.com' },
+  success: {
+    status: 200,
+    content: json(emailVerificationSendResponse, {
+      success: true,
+      data: { ...OTP_SENT, hostedVerifyUrl: `https://verify.example.com/verify?sessionId=${SESSION_ID}` },
+    }),
+    links: {
+      verify: verifyLink('/api/v1/email-verification/verify'),
+      status: {
+        operationId: 'getApiV1EmailVerificationSessionId',
+        parameters: { sessionId: '$response.body#/data/sessionId' },
+      },
+    },
+  },
+  errors: ['SMTP_NOT_CONFIGURED'],
+});
+
+const status = route({
+  method: 'get',
+  path: '/api/v1/email-verification/{sessionId}',
+  tag: 'Email verification',
+  summary: 'Outcome of an email verification (for the backend that started it)',
+  guard: serverOtp,
+  limit: { bucket: 'read' },
+  params: sessionIdParam,
+  success: {
+    status: 200,
+    content: json(verificationStatusResponse, {
       success: true,
       data: {
-        sessionId,
-        email: status.email,
-        status: status.status,
-        expiresAt: nowIso(new Date(status.expiresAt)),
-        ...(status.verifiedAt ? { verifiedAt: nowIso(new Date(status.verifiedAt)) } : {}),
+        sessionId: SESSION_ID,
+        email: 'ada@example.com',
+        status: 'verified',
+        expiresAt: '2026-11-21T22:55:00.000Z',
+        verifiedAt: '2026-11-21T22:46:02.000Z',
       },
-    });
+    }),
+  },
+  errors: ['SESSION_NOT_FOUND'],
+});
+
+/** Routes 16-17 and the status route: email verification with a hosted verify page. */
+export const emailVerificationRoutes = router()
+  .openapi(send, async (c) => {
+    const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
+    const hosted = hostedVerifyUrl(config(c.env).publicBaseUrl, result.sessionId);
+    return c.json({ success: true as const, data: { ...result, hostedVerifyUrl: hosted } }, 200);
+  })
+  .route(
+    '/',
+    verifyRoutes({
+      path: '/api/v1/email-verification/verify',
+      tag: 'Email verification',
+      summary: 'Verify an email verification code (17)',
+      guard: serverOtp,
+      channel: 'email_verification',
+    }),
+  )
+  .openapi(status, async (c) => {
+    const { sessionId } = c.req.valid('param');
+    const session = await otpStatus(c.env, c.var.credential.accountId, 'email_verification', sessionId);
+    if (!session) throw new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session');
+    const data = {
+      sessionId,
+      email: session.email,
+      status: session.status,
+      expiresAt: nowIso(new Date(session.expiresAt)),
+      ...(session.verifiedAt ? { verifiedAt: nowIso(new Date(session.verifiedAt)) } : {}),
+    };
+    return c.json({ success: true as const, data }, 200);
   });

@@ -1,11 +1,17 @@
-import { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { publicOrServer, publicWithSecret } from '../auth/guards';
-import type { AppEnv } from '../env';
-import { rateLimit } from '../limits/rate-limit';
-import { otpHistory, sendOtp, verifyOtp } from '../otp/engine';
-import { historyQuery, instantSendBody, legacySendBody, verifyBody } from '../schemas/otp';
-import { validate } from '../validation';
+import { publicOrServer, publicOrServerAnyIp, publicWithSecret } from '../auth/guards';
+import { otpHistory, sendOtp } from '../otp/engine';
+import {
+  historyQuery,
+  historyResponse,
+  instantSendBody,
+  instantSendResponse,
+  legacyHistoryResponse,
+  legacySendBody,
+  legacySendResponse,
+} from '../schemas/otp';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, verifyLink, verifyRoutes } from './otp';
+import { json, route, router } from './route';
 
 // Routes 7-12: browsers call these directly with a public token (or a backend with a server key).
 // The legacy alias (/api/v1/otp) shares sessions and history; it differs only in its response shapes.
@@ -18,38 +24,111 @@ export const otpCors = cors({
   maxAge: 600,
 });
 
-const caller = (accountId: string) => ({ accountId, channel: 'instant' as const, rateLimitCode: 'OTP_RATE_LIMITED' as const });
+const caller = otpCaller('instant', 'OTP_RATE_LIMITED');
+const SEND_ERRORS = ['SMTP_NOT_CONFIGURED'] as const;
+const { sentAt: _sentAt, ...LEGACY_HISTORY_ENTRY } = HISTORY_ENTRY;
+const { email: _email, ...LEGACY_SENT } = OTP_SENT;
 
-export const instantOtpRoutes = new Hono<AppEnv>()
+const send = route({
+  method: 'post',
+  path: '/api/v1/instant-otp/send',
+  tag: 'Instant OTP',
+  summary: 'Send an instant OTP (7)',
+  guard: publicOrServer,
+  limit: { bucket: 'otp-send', code: 'OTP_RATE_LIMITED' },
+  body: instantSendBody,
+  bodyExample: { email: 'ada@example.com', otpDigits: 6, expiresInSeconds: 600 },
+  success: {
+    status: 200,
+    content: json(instantSendResponse, { success: true, data: OTP_SENT }),
+    links: { verify: verifyLink('/api/v1/instant-otp/verify') },
+  },
+  errors: [...SEND_ERRORS, 'SENDER_NOT_VERIFIED'],
+});
+
+const history = route({
+  method: 'get',
+  path: '/api/v1/instant-otp/verifications',
+  tag: 'Instant OTP',
+  summary: 'Instant OTP verification history (9)',
+  guard: publicWithSecret,
+  limit: { bucket: 'read' },
+  query: historyQuery,
+  success: { status: 200, content: json(historyResponse, { success: true, data: { verifications: [HISTORY_ENTRY] } }) },
+});
+
+const legacySend = route({
+  method: 'post',
+  path: '/api/v1/otp/send',
+  tag: 'Legacy OTP',
+  summary: 'Legacy alias of instant OTP send (10)',
+  guard: publicOrServer,
+  limit: { bucket: 'otp-send', code: 'OTP_RATE_LIMITED' },
+  body: legacySendBody,
+  bodyExample: { email: 'ada@example.com' },
+  success: {
+    status: 200,
+    content: json(legacySendResponse, { success: true, data: LEGACY_SENT }),
+    links: { verify: verifyLink('/api/v1/otp/verify') },
+  },
+  errors: [...SEND_ERRORS],
+});
+
+const legacyHistory = route({
+  method: 'get',
+  path: '/api/v1/otp/verifications',
+  tag: 'Legacy OTP',
+  summary: 'Legacy alias of the instant OTP history (12)',
+  guard: publicWithSecret,
+  limit: { bucket: 'read' },
+  query: historyQuery,
+  success: {
+    status: 200,
+    content: json(legacyHistoryResponse, { success: true, data: { verifications: [LEGACY_HISTORY_ENTRY] } }),
+  },
+});
+
+export const instantOtpRoutes = router()
   // 7. Send
-  .post('/send', publicOrServer({ checkAllowlist: true }), rateLimit('otp-send', 'OTP_RATE_LIMITED'), validate('json', instantSendBody), async (c) => {
+  .openapi(send, async (c) => {
     const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true, data: result });
+    return c.json({ success: true as const, data: result }, 200);
   })
   // 8. Verify
-  .post('/verify', publicOrServer({ checkAllowlist: false }), validate('json', verifyBody), async (c) => {
-    await verifyOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true, data: { verified: true } });
-  })
+  .route(
+    '/',
+    verifyRoutes({
+      path: '/api/v1/instant-otp/verify',
+      tag: 'Instant OTP',
+      summary: 'Verify an instant OTP (8)',
+      guard: publicOrServerAnyIp,
+      channel: 'instant',
+    }),
+  )
   // 9. History
-  .get('/verifications', publicWithSecret(), rateLimit('read'), validate('query', historyQuery), async (c) => {
+  .openapi(history, async (c) => {
     const verifications = await otpHistory(c.env, c.var.credential.accountId, 'instant', c.req.valid('query').limit);
-    return c.json({ success: true, data: { verifications } });
-  });
-
-export const legacyOtpRoutes = new Hono<AppEnv>()
+    return c.json({ success: true as const, data: { verifications } }, 200);
+  })
   // 10. Send (no `email` in the response)
-  .post('/send', publicOrServer({ checkAllowlist: true }), rateLimit('otp-send', 'OTP_RATE_LIMITED'), validate('json', legacySendBody), async (c) => {
+  .openapi(legacySend, async (c) => {
     const { sessionId, expiresAt, sent } = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true, data: { sessionId, expiresAt, sent } });
+    return c.json({ success: true as const, data: { sessionId, expiresAt, sent } }, 200);
   })
   // 11. Verify
-  .post('/verify', publicOrServer({ checkAllowlist: false }), validate('json', verifyBody), async (c) => {
-    await verifyOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true, data: { verified: true } });
-  })
+  .route(
+    '/',
+    verifyRoutes({
+      path: '/api/v1/otp/verify',
+      tag: 'Legacy OTP',
+      summary: 'Legacy alias of instant OTP verify (11)',
+      guard: publicOrServerAnyIp,
+      channel: 'instant',
+    }),
+  )
   // 12. History (no `sentAt`)
-  .get('/verifications', publicWithSecret(), rateLimit('read'), validate('query', historyQuery), async (c) => {
+  .openapi(legacyHistory, async (c) => {
     const verifications = await otpHistory(c.env, c.var.credential.accountId, 'instant', c.req.valid('query').limit);
-    return c.json({ success: true, data: { verifications: verifications.map(({ id, email, verifiedAt }) => ({ id, email, verifiedAt })) } });
+    const entries = verifications.map(({ id, email, verifiedAt }) => ({ id, email, verifiedAt }));
+    return c.json({ success: true as const, data: { verifications: entries } }, 200);
   });

@@ -1,20 +1,36 @@
-import { Hono } from 'hono';
-import type { AppEnv } from '../env';
+import { anyone } from '../auth/guards';
+import { healthResponse, indexResponse } from '../schemas/meta';
+import { json, route, router } from './route';
+
+const INDEX = {
+  service: 'postcode' as const,
+  description: 'Transactional email and one-time codes',
+  version: 'v1',
+  api: '/api/v1',
+  openapi: '/api/v1/openapi.json',
+  docs: '/docs',
+  health: '/health',
+};
+
+const index = route({
+  method: 'get',
+  path: '/',
+  tag: 'Service',
+  summary: 'Service index',
+  guard: anyone,
+  success: { status: 200, content: json(indexResponse, { success: true, data: INDEX }) },
+});
+
+const health = route({
+  method: 'get',
+  path: '/health',
+  tag: 'Service',
+  summary: 'Health probe',
+  guard: anyone,
+  success: { status: 200, content: json(healthResponse, { success: true, data: { status: 'ok' } }) },
+});
 
 /** Unauthenticated routes: a small index so a person can see the service is up, and a health probe. */
-export const metaRoutes = new Hono<AppEnv>()
-  .get('/', (c) =>
-    c.json({
-      success: true,
-      data: {
-        service: 'postcode',
-        description: 'Transactional email and one-time codes',
-        version: 'v1',
-        api: '/api/v1',
-        openapi: '/api/v1/openapi.json',
-        docs: '/docs',
-        health: '/health',
-      },
-    }),
-  )
-  .get('/health', (c) => c.json({ success: true, data: { status: 'ok' } }));
+export const metaRoutes = router()
+  .openapi(index, (c) => c.json({ success: true as const, data: INDEX }, 200))
+  .openapi(health, (c) => c.json({ success: true as const, data: { status: 'ok' as const } }, 200));

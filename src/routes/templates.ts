@@ -1,20 +1,16 @@
-import { Hono } from 'hono';
-import { requireScope } from '../auth/guards';
+import { mailApi } from '../auth/guards';
 import { requireSmtp } from '../config';
-import { rateLimit } from '../limits/rate-limit';
-import { idempotent } from '../middleware/idempotency';
 import { findAccount } from '../db/accounts';
-import { createTemplate, deleteTemplate, findTemplate, listTemplates, updateTemplate, type Template } from '../db/templates';
-import type { AppEnv } from '../env';
+import { createTemplate, deleteTemplate, findTemplate, listTemplates, type Template, updateTemplate } from '../db/templates';
 import { ApiError } from '../errors';
 import { composeEmail } from '../mail/compose';
 import { healthCheckMessage } from '../mail/health-check';
 import { submitEmail } from '../mail/submit';
-import { pageQuery } from '../schemas/emails';
-import { createTemplateBody, sendTestBody, templateIdParam, templateSendBody, updateTemplateBody } from '../schemas/templates';
-import { validate } from '../validation';
+import { pageQuery, queuedResponse } from '../schemas/emails';
+import * as schema from '../schemas/templates';
+import { QUEUE_ERRORS, QUEUED_EXAMPLE } from './emails';
+import { json, route, router } from './route';
 
-const mailApi = requireScope('mail_api');
 // Template management (create/update/delete) counts against the per-credential read bucket.
 
 const templateNotFound = () => new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
@@ -27,43 +23,153 @@ const templateDetail = (t: Template) => ({
   textBody: t.textBody,
 });
 
-export const templateRoutes = new Hono<AppEnv>()
-  // 3. Send using a template
-  .post('/send', mailApi, rateLimit('mail'), validate('json', templateSendBody), idempotent(), async (c) => {
+const TEMPLATE = {
+  id: 'tpl_7d2kq4mxz3ncw5ty8hbe',
+  name: 'welcome',
+  subject: 'Welcome, {{name}}',
+  htmlBody: '<p>Hello {{name}}</p>',
+  textBody: 'Hello {{name}}',
+};
+const UPDATED_AT = '2026-11-21T22:40:00.000Z';
+/** Follow a created template to the routes that take its id. */
+const BY_ID = { parameters: { templateId: '$response.body#/data/id' } };
+
+const sendWithTemplate = route({
+  method: 'post',
+  path: '/api/v1/templates/send',
+  tag: 'Templates',
+  summary: 'Send using a template (3)',
+  guard: mailApi,
+  limit: { bucket: 'mail' },
+  idempotent: true,
+  body: schema.templateSendBody,
+  bodyExample: { to: 'ada@example.com', templateId: TEMPLATE.id, vars: { name: 'Ada' } },
+  success: {
+    status: 200,
+    content: json(schema.templateQueuedResponse, { success: true, data: { ...QUEUED_EXAMPLE.data, templateId: TEMPLATE.id } }),
+  },
+  errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND'],
+});
+
+const sendTest = route({
+  method: 'post',
+  path: '/api/v1/templates/send-test',
+  tag: 'Templates',
+  summary: 'Send the account-health test email (4)',
+  guard: mailApi,
+  limit: { bucket: 'mail' },
+  idempotent: true,
+  body: schema.sendTestBody,
+  bodyExample: { to: 'ops@example.com' },
+  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE) },
+  errors: [...QUEUE_ERRORS],
+});
+
+const list = route({
+  method: 'get',
+  path: '/api/v1/templates',
+  tag: 'Templates',
+  summary: 'List templates (5)',
+  guard: mailApi,
+  limit: { bucket: 'read' },
+  query: pageQuery,
+  success: {
+    status: 200,
+    content: json(schema.templateListResponse, {
+      success: true,
+      data: { page: 1, limit: 20, total: 1, items: [{ id: TEMPLATE.id, name: TEMPLATE.name, subject: TEMPLATE.subject, updatedAt: UPDATED_AT }] },
+    }),
+  },
+});
+
+const create = route({
+  method: 'post',
+  path: '/api/v1/templates',
+  tag: 'Templates',
+  summary: 'Create a template',
+  guard: mailApi,
+  limit: { bucket: 'read' },
+  body: schema.createTemplateBody,
+  bodyExample: { name: TEMPLATE.name, subject: TEMPLATE.subject, htmlBody: TEMPLATE.htmlBody, textBody: TEMPLATE.textBody },
+  success: {
+    status: 201,
+    content: json(schema.templateCreatedResponse, { success: true, data: { ...TEMPLATE, updatedAt: UPDATED_AT } }),
+    links: {
+      getTemplate: { operationId: 'getApiV1TemplatesTemplateId', ...BY_ID },
+      updateTemplate: { operationId: 'putApiV1TemplatesTemplateId', ...BY_ID },
+      deleteTemplate: { operationId: 'deleteApiV1TemplatesTemplateId', ...BY_ID },
+      sendWithTemplate: { operationId: 'postApiV1TemplatesSend', requestBody: { templateId: '$response.body#/data/id' } },
+    },
+  },
+});
+
+const get = route({
+  method: 'get',
+  path: '/api/v1/templates/{templateId}',
+  tag: 'Templates',
+  summary: 'Get a template (6)',
+  guard: mailApi,
+  limit: { bucket: 'read' },
+  params: schema.templateIdParam,
+  success: { status: 200, content: json(schema.templateResponse, { success: true, data: TEMPLATE }) },
+  errors: ['TEMPLATE_NOT_FOUND'],
+});
+
+const update = route({
+  method: 'put',
+  path: '/api/v1/templates/{templateId}',
+  tag: 'Templates',
+  summary: 'Update a template',
+  guard: mailApi,
+  limit: { bucket: 'read' },
+  params: schema.templateIdParam,
+  body: schema.updateTemplateBody,
+  bodyExample: { subject: 'Welcome aboard, {{name}}' },
+  success: {
+    status: 200,
+    content: json(schema.templateCreatedResponse, {
+      success: true,
+      data: { ...TEMPLATE, subject: 'Welcome aboard, {{name}}', updatedAt: UPDATED_AT },
+    }),
+  },
+  errors: ['TEMPLATE_NOT_FOUND'],
+});
+
+const remove = route({
+  method: 'delete',
+  path: '/api/v1/templates/{templateId}',
+  tag: 'Templates',
+  summary: 'Delete a template',
+  guard: mailApi,
+  limit: { bucket: 'read' },
+  params: schema.templateIdParam,
+  success: { status: 200, content: json(schema.templateDeletedResponse, { success: true, data: { id: TEMPLATE.id, deleted: true } }) },
+  errors: ['TEMPLATE_NOT_FOUND'],
+});
+
+export const templateRoutes = router()
+  .openapi(sendWithTemplate, async (c) => {
     requireSmtp(c.env);
     const email = await composeEmail(c.env, c.var.credential.accountId, c.req.valid('json'));
     await submitEmail(c.env, email, { countTowardsAllowance: false });
-    return c.json({ success: true, data: { id: email.id, status: 'QUEUED', templateId: email.templateId! } });
+    return c.json({ success: true as const, data: { id: email.id, status: 'QUEUED' as const, templateId: email.templateId! } }, 200);
   })
-  // 4. Send the fixed account-health test email
-  .post('/send-test', mailApi, rateLimit('mail'), validate('json', sendTestBody), idempotent(), async (c) => {
+  .openapi(sendTest, async (c) => {
     requireSmtp(c.env);
     const body = c.req.valid('json');
     const accountId = c.var.credential.accountId;
     const account = await findAccount(c.env.DB, accountId);
-    const email = await composeEmail(c.env, accountId, {
-      ...body,
-      ...healthCheckMessage(account?.name ?? accountId, new Date()),
-    });
+    const email = await composeEmail(c.env, accountId, { ...body, ...healthCheckMessage(account?.name ?? accountId, new Date()) });
     await submitEmail(c.env, email, { countTowardsAllowance: false });
-    return c.json({ success: true, data: { id: email.id, status: 'QUEUED' } });
+    return c.json({ success: true as const, data: { id: email.id, status: 'QUEUED' as const } }, 200);
   })
-  // 5. List templates
-  .get('/', mailApi, rateLimit('read'), validate('query', pageQuery), async (c) => {
+  .openapi(list, async (c) => {
     const { page, limit } = c.req.valid('query');
     const { items, total } = await listTemplates(c.env.DB, c.var.credential.accountId, page, limit);
-    return c.json({
-      success: true,
-      data: {
-        page,
-        limit,
-        total,
-        items: items.map((t) => ({ id: t.id, name: t.name, subject: t.subject, updatedAt: t.updatedAt })),
-      },
-    });
+    const summaries = items.map((t) => ({ id: t.id, name: t.name, subject: t.subject, updatedAt: t.updatedAt }));
+    return c.json({ success: true as const, data: { page, limit, total, items: summaries } }, 200);
   })
-  // Create a template (decisions.md)
-  .post('/', mailApi, rateLimit('read'), validate('json', createTemplateBody), async (c) => {
+  .openapi(create, async (c) => {
     const body = c.req.valid('json');
     const template = await createTemplate(c.env.DB, c.var.credential.accountId, {
       name: body.name,
@@ -71,16 +177,14 @@ export const templateRoutes = new Hono<AppEnv>()
       htmlBody: body.htmlBody ?? '',
       textBody: body.textBody ?? '',
     });
-    return c.json({ success: true, data: { ...templateDetail(template), updatedAt: template.updatedAt } }, 201);
+    return c.json({ success: true as const, data: { ...templateDetail(template), updatedAt: template.updatedAt } }, 201);
   })
-  // 6. Get a template
-  .get('/:templateId', mailApi, rateLimit('read'), validate('param', templateIdParam), async (c) => {
+  .openapi(get, async (c) => {
     const template = await findTemplate(c.env.DB, c.var.credential.accountId, c.req.valid('param').templateId);
     if (!template) throw templateNotFound();
-    return c.json({ success: true, data: templateDetail(template) });
+    return c.json({ success: true as const, data: templateDetail(template) }, 200);
   })
-  // Update a template
-  .put('/:templateId', mailApi, rateLimit('read'), validate('param', templateIdParam), validate('json', updateTemplateBody), async (c) => {
+  .openapi(update, async (c) => {
     const accountId = c.var.credential.accountId;
     const { templateId } = c.req.valid('param');
     const change = c.req.valid('json');
@@ -91,11 +195,10 @@ export const templateRoutes = new Hono<AppEnv>()
     }
     const template = await updateTemplate(c.env.DB, accountId, templateId, change);
     if (!template) throw templateNotFound();
-    return c.json({ success: true, data: { ...templateDetail(template), updatedAt: template.updatedAt } });
+    return c.json({ success: true as const, data: { ...templateDetail(template), updatedAt: template.updatedAt } }, 200);
   })
-  // Delete a template
-  .delete('/:templateId', mailApi, rateLimit('read'), validate('param', templateIdParam), async (c) => {
-    const deleted = await deleteTemplate(c.env.DB, c.var.credential.accountId, c.req.valid('param').templateId);
-    if (!deleted) throw templateNotFound();
-    return c.json({ success: true, data: { id: c.req.valid('param').templateId, deleted: true } });
+  .openapi(remove, async (c) => {
+    const { templateId } = c.req.valid('param');
+    if (!(await deleteTemplate(c.env.DB, c.var.credential.accountId, templateId))) throw templateNotFound();
+    return c.json({ success: true as const, data: { id: templateId, deleted: true as const } }, 200);
   });

@@ -1,10 +1,14 @@
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
+import { anyone } from '../auth/guards';
 import type { AppEnv } from '../env';
-import { ApiError } from '../errors';
 import { otpStatus, verifyOtp } from '../otp/engine';
-import { isFinal, renderVerifyPage, stateMessage, type PageState } from '../otp/verify-page';
+import { isFinal, type PageState, pageStateOf, renderVerifyPage, stateMessage } from '../otp/verify-page';
+import { verifyPageAnswer, verifyPageForm, verifyPageQuery } from '../schemas/otp';
+import { readCapped } from '../validation';
+import { route, router } from './route';
 
 const MAX_FORM_BYTES = 4096;
+const HTML = { 'text/html': { schema: { type: 'string' as const } } };
 
 function securityHeaders(nonce: string): Record<string, string> {
   return {
@@ -16,48 +20,69 @@ function securityHeaders(nonce: string): Record<string, string> {
   };
 }
 
-function page(c: Context<AppEnv>, sessionId: string, email: string, state: PageState, status = 200) {
+/** The hosted page in `state` (also the 500 page of these routes, see app.ts). */
+export function verifyPage(c: Context<AppEnv>, sessionId: string, email: string, state: PageState, status = 200) {
   const nonce = crypto.randomUUID().replaceAll('-', '');
   return c.html(renderVerifyPage({ sessionId, email, state, nonce }), status as 200, securityHeaders(nonce));
 }
 
-/** Maps the engine's outcome (or its contract error) to what the page shows. */
-async function attempt(c: Context<AppEnv>, sessionId: string, email: string, code: string): Promise<PageState> {
-  try {
-    await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, { sessionId, email, code });
-    return { kind: 'verified' };
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    if (error.code === 'INVALID_CODE') {
-      return error.extra.attemptsLeft === undefined ? { kind: 'invalid' } : { kind: 'wrong', attemptsLeft: error.extra.attemptsLeft };
-    }
-    if (error.code === 'RATE_LIMITED') return { kind: 'locked' };
-    return { kind: 'expired' };
-  }
-}
+const show = route({
+  method: 'get',
+  path: '/verify',
+  tag: 'Email verification',
+  summary: 'The hosted verify page (HTML)',
+  guard: anyone,
+  query: verifyPageQuery,
+  success: { status: 200, description: 'The verify form, or the state of the session', content: HTML },
+  pages: { 404: { description: 'The page for an unknown, used or expired session', content: HTML } },
+});
+
+const submit = route({
+  method: 'post',
+  path: '/verify',
+  tag: 'Email verification',
+  summary: 'Submit the hosted verify form',
+  description: 'Answers the page (HTML), or with `Accept: application/json` what the page script shows.',
+  guard: anyone,
+  form: {
+    mediaType: 'application/x-www-form-urlencoded',
+    schema: verifyPageForm,
+    example: { sessionId: 'otp_…', email: 'ada@example.com', code: '042917' },
+  },
+  success: {
+    status: 200,
+    description: 'The page showing the result',
+    content: {
+      ...HTML,
+      'application/json': {
+        schema: verifyPageAnswer,
+        example: { state: 'verified', done: true, tone: 'success', message: 'Your email address is verified.' },
+      },
+    },
+  },
+  pages: { 500: { description: 'The page saying something failed on our side', content: HTML } },
+  errors: ['PAYLOAD_TOO_LARGE'],
+});
 
 /** The hosted verify page (no key: the session id in the link and the code are the credential). */
-export const verifyPageRoutes = new Hono<AppEnv>()
-  .get('/verify', async (c) => {
-    const sessionId = c.req.query('sessionId') ?? '';
+export const verifyPageRoutes = router()
+  .openapi(show, async (c) => {
+    const sessionId = c.req.valid('query').sessionId ?? '';
     const status = await otpStatus(c.env, null, 'email_verification', sessionId);
-    if (!status) return page(c, sessionId, '', { kind: 'expired' }, 404);
-    const state: PageState = status.status === 'pending' ? { kind: 'form' } : { kind: status.status === 'verified' ? 'verified' : status.status };
-    return page(c, sessionId, '', state);
+    if (!status) return verifyPage(c, sessionId, '', { kind: 'expired' }, 404);
+    const state: PageState = status.status === 'pending' ? { kind: 'form' } : { kind: status.status };
+    return verifyPage(c, sessionId, '', state);
   })
-  .post('/verify', async (c) => {
-    if (Number(c.req.header('Content-Length') ?? 0) > MAX_FORM_BYTES) {
-      throw new ApiError('PAYLOAD_TOO_LARGE', 'body: larger than 4096 bytes');
-    }
-    const text = await c.req.text();
-    if (text.length > MAX_FORM_BYTES) throw new ApiError('PAYLOAD_TOO_LARGE', 'body: larger than 4096 bytes');
+  .openapi(submit, async (c) => {
+    const text = new TextDecoder().decode(await readCapped(c, MAX_FORM_BYTES));
     const form = new URLSearchParams(text);
     const sessionId = form.get('sessionId') ?? '';
     const email = (form.get('email') ?? '').trim();
-    const state = await attempt(c, sessionId, email, (form.get('code') ?? '').trim());
+    const code = (form.get('code') ?? '').trim();
+    const state = pageStateOf(await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, { sessionId, email, code }));
     if ((c.req.header('Accept') ?? '').includes('application/json')) {
-      const { tone, text } = stateMessage(state);
-      return c.json({ state: state.kind, done: isFinal(state), tone, message: text }, 200, { 'Cache-Control': 'no-store' });
+      const { tone, text: message } = stateMessage(state);
+      return c.json({ state: state.kind, done: isFinal(state), tone, message }, 200, { 'Cache-Control': 'no-store' });
     }
-    return page(c, sessionId, email, state);
+    return verifyPage(c, sessionId, email, state);
   });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '@hono/zod-openapi';
 import { SCOPES } from '../db/credentials';
 import { parseIpRange } from '../auth/ip-allowlist';
 import { isSafeDisplayName } from '../mail/address';
@@ -18,7 +18,15 @@ export const createApiKeyBody = z.strictObject({
 
 export const createOtpTokenBody = z.strictObject({
   allowedIps: z
-    .array(z.string().refine((entry) => parseIpRange(entry) !== null, 'expected an IPv4/IPv6 address or CIDR range'))
+    .array(
+      z
+        .string()
+        .refine((entry) => parseIpRange(entry) !== null, 'expected an IPv4/IPv6 address or CIDR range')
+        .openapi({
+          pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$',
+          description: 'An IPv4 or IPv6 address, or a CIDR range (203.0.113.0/24, 2001:db8::/32)',
+        }),
+    )
     .max(100, 'at most 100 entries')
     .optional(),
 });

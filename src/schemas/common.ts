@@ -1,21 +1,42 @@
-import { z } from 'zod';
+import { z } from '@hono/zod-openapi';
 import { checkAddress, uniqueAddresses } from '../mail/address';
 
+// The `pattern`s below document in the OpenAPI document what the zod rules enforce, so generated
+// clients and fuzzers see the same rules as the server.
+
+const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const LABEL = '[A-Za-z0-9\\u0080-\\uffff](?:[A-Za-z0-9\\u0080-\\uffff-]{0,61}[A-Za-z0-9\\u0080-\\uffff])?';
+/** Dot-atom or quoted local part; a domain of at least two labels whose last is not all digits. */
+export const ADDRESS_PATTERN = `^(?:${ATOM}(?:\\.${ATOM})*|"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x20-\\x7e])*")@(?:${LABEL}\\.)+(?![0-9]+$)${LABEL}$`;
+
+const ADDRESS_DOC = {
+  type: 'string' as const,
+  format: 'email',
+  maxLength: 254,
+  pattern: ADDRESS_PATTERN,
+  description:
+    'An email address: a dot-atom or quoted local part (at most 64 characters) and a domain with at least one dot; internationalised domains are sent as punycode',
+};
+
 /** One email address, validated and normalised (punycode domain). */
-export const emailAddress = z.string({ error: 'expected an email address' }).meta({ format: 'email' }).transform((value, ctx) => {
-  const result = checkAddress(value);
-  if (!result.ok) {
-    ctx.addIssue({ code: 'custom', message: result.reason });
-    return z.NEVER;
-  }
-  return result.address;
-});
+export const emailAddress = z
+  .string({ error: 'expected an email address' })
+  .transform((value, ctx) => {
+    const result = checkAddress(value);
+    if (!result.ok) {
+      ctx.addIssue({ code: 'custom', message: result.reason });
+      return z.NEVER;
+    }
+    return result.address;
+  })
+  .openapi(ADDRESS_DOC);
 
 export const subjectText = z
   .string()
   .min(1, 'must not be empty')
   .max(998, 'must be at most 998 characters')
-  .refine((value) => !/[\r\n\0]/.test(value), 'must not contain line breaks');
+  .refine((value) => !/[\r\n\0]/.test(value), 'must not contain line breaks')
+  .openapi({ pattern: '^[^\\r\\n\\x00]*$', description: 'One line: no CR, LF or NUL' });
 
 export const priority = z.enum(['URGENT', 'NORMAL']);
 
@@ -35,6 +56,13 @@ export const recipients = z
       else ctx.addIssue({ code: 'custom', message: result.reason, path: typeof value === 'string' ? [] : [index] });
     });
     return uniqueAddresses(addresses);
+  })
+  .openapi({
+    anyOf: [
+      ADDRESS_DOC,
+      { type: 'array', items: ADDRESS_DOC, minItems: 1, maxItems: 100 },
+    ],
+    description: 'One address or a list of 1-100; duplicates (compared case-insensitively) are sent once',
   });
 
 /** Names and labels (accounts, keys, templates, senders): one line of text, no control characters. */
@@ -42,15 +70,21 @@ export const label = z
   .string()
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
-  .refine((value) => !/[\x00-\x1f\x7f]/.test(value), 'must not contain control characters or line breaks');
+  .refine((value) => !/[\x00-\x1f\x7f]/.test(value), 'must not contain control characters or line breaks')
+  .openapi({ pattern: '^[^\\x00-\\x1f\\x7f]*$', description: 'One line: no control characters' });
 
 /** Mail bodies may hold any text but NUL, which SMTP cannot carry. */
-export const bodyText = z.string().refine((value) => !value.includes('\0'), 'must not contain NUL characters');
+export const bodyText = z
+  .string()
+  .refine((value) => !value.includes('\0'), 'must not contain NUL characters')
+  .openapi({ pattern: '^[^\\x00]*$', description: 'Any text but NUL' });
 
 /** `vars`: flat values only (nested values → 400). */
-export const templateVars = z.record(z.string(), z.union([bodyText, z.number(), z.boolean()]));
+export const templateVars = z
+  .record(z.string(), z.union([bodyText, z.number(), z.boolean()]))
+  .openapi({ description: 'Values for the {{name}} placeholders: strings, numbers or booleans (no nesting)' });
 
-/** Success envelope schema for documentation and contract tests. */
+/** Success envelope. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
 
 /** Error envelope (decisions.md): the code, a message naming the field, optional details and resetAt. */

@@ -1,10 +1,11 @@
-import { z } from 'zod';
-import { bodyText, envelope, priority, recipients, resourceId, subjectText, templateVars } from './common';
+import { z } from '@hono/zod-openapi';
 import { queryInt } from '../validation';
+import { bodyText, envelope, priority, recipients, resourceId, subjectText, templateVars } from './common';
 
 const imageUrl = z
   .url({ protocol: /^https$/, error: 'expected an https URL' })
-  .max(2048, 'must be at most 2048 characters');
+  .max(2048, 'must be at most 2048 characters')
+  .openapi({ format: 'uri', pattern: '^https://' });
 
 /** POST /api/v1/emails */
 export const queueEmailBody = z
@@ -22,6 +23,10 @@ export const queueEmailBody = z
   .refine((body) => body.html || body.text || body.imageUrl || body.templateId, {
     message: 'one of html, text, imageUrl or templateId is required',
     path: ['html'],
+  })
+  .openapi({
+    anyOf: ['html', 'text', 'imageUrl', 'templateId'].map((field) => ({ required: [field] })),
+    description: 'One of html, text, imageUrl or templateId is required (and not empty)',
   });
 
 /** GET /api/v1/emails and GET /api/v1/templates */
@@ -38,5 +43,5 @@ export const emailLogEntry = z.object({
 });
 
 export const emailListResponse = envelope(
-  z.object({ emails: z.array(emailLogEntry), total: z.number(), page: z.number(), totalPages: z.number() }),
+  z.object({ emails: z.array(emailLogEntry), total: z.number().int(), page: z.number().int(), totalPages: z.number().int() }),
 );

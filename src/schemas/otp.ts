@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '@hono/zod-openapi';
 import { emailAddress, envelope, resourceId, subjectText } from './common';
 
 const expiresInSeconds = z
@@ -12,7 +12,8 @@ const verificationLine = z
   .string()
   .min(1, 'must not be empty')
   .max(500, 'must be at most 500 characters')
-  .refine((value) => !/[\r\n\0]/.test(value), 'must not contain line breaks');
+  .refine((value) => !/[\r\n\0]/.test(value), 'must not contain line breaks')
+  .openapi({ pattern: '^[^\\r\\n\\x00]*$', description: 'One line shown above the code: no CR, LF or NUL' });
 
 /** POST /api/v1/otp/send (legacy alias): the smallest body. */
 export const legacySendBody = z.strictObject({ email: emailAddress, expiresInSeconds, otpDigits });
@@ -27,7 +28,11 @@ export const instantSendBody = serverSendBody.extend({ from: emailAddress.option
 export const verifyBody = z.strictObject({
   sessionId: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
   email: z.string().min(1, 'must not be empty').max(254, 'must be at most 254 characters'),
-  code: z.string().max(32, 'must be at most 32 characters'),
+  // Only the length is a validation error: any other malformed code answers 400 INVALID_CODE.
+  code: z
+    .string()
+    .max(32, 'must be at most 32 characters')
+    .openapi({ pattern: '^[0-9]{4,10}$', description: 'The digits of the code (anything else: 400 INVALID_CODE)' }),
 });
 
 /** History lists clamp `limit` to 1-100 instead of rejecting it (decisions.md). */
@@ -38,6 +43,13 @@ export const historyQuery = z.object({
     .transform((value) => {
       const limit = Number.parseInt(value ?? '', 10);
       return Number.isNaN(limit) ? 50 : Math.min(Math.max(limit, 1), 100);
+    })
+    .openapi({
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 50,
+      description: 'Entries to return; values outside 1-100 are clamped',
     }),
 });
 
@@ -63,3 +75,22 @@ export const verificationStatusResponse = envelope(
 
 /** GET /verify (the hosted page); an unknown or missing id shows the "expired" state. */
 export const verifyPageQuery = z.object({ sessionId: z.string().optional() });
+
+/** POST /verify: the hosted page's form (read by the handler; documented here). */
+export const verifyPageForm = {
+  type: 'object' as const,
+  properties: {
+    sessionId: { type: 'string' as const },
+    email: { type: 'string' as const, format: 'email' },
+    code: { type: 'string' as const, pattern: '^[0-9]{4,10}$' },
+  },
+  required: ['sessionId', 'email', 'code'],
+};
+
+/** POST /verify with `Accept: application/json`: what the page's script shows. */
+export const verifyPageAnswer = z.object({
+  state: z.enum(['form', 'verified', 'wrong', 'invalid', 'locked', 'expired', 'error']),
+  done: z.boolean(),
+  tone: z.enum(['info', 'success', 'error']),
+  message: z.string(),
+});

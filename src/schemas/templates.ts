@@ -1,10 +1,14 @@
-import { z } from 'zod';
+import { z } from '@hono/zod-openapi';
 import { bodyText, envelope, label, priority, recipients, resourceId, subjectText, templateVars } from './common';
 
 /** POST /api/v1/templates */
 export const createTemplateBody = z
   .strictObject({ name: label, subject: subjectText, htmlBody: bodyText.optional(), textBody: bodyText.optional() })
-  .refine((body) => body.htmlBody || body.textBody, { message: 'htmlBody or textBody is required', path: ['htmlBody'] });
+  .refine((body) => body.htmlBody || body.textBody, { message: 'htmlBody or textBody is required', path: ['htmlBody'] })
+  .openapi({
+    anyOf: [{ required: ['htmlBody'] }, { required: ['textBody'] }],
+    description: 'htmlBody or textBody is required (and not empty)',
+  });
 
 /** PUT /api/v1/templates/{templateId} */
 export const updateTemplateBody = z
@@ -14,7 +18,8 @@ export const updateTemplateBody = z
     htmlBody: bodyText.optional(),
     textBody: bodyText.optional(),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: 'expected at least one field to change', path: ['name'] });
+  .refine((body) => Object.keys(body).length > 0, { message: 'expected at least one field to change', path: ['name'] })
+  .openapi({ minProperties: 1, description: 'The fields to change (at least one)' });
 
 /** POST /api/v1/templates/send */
 export const templateSendBody = z.strictObject({
@@ -48,7 +53,7 @@ export const templateDetail = z.object({
 });
 
 export const templateListResponse = envelope(
-  z.object({ page: z.number(), limit: z.number(), total: z.number(), items: z.array(templateSummary) }),
+  z.object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), items: z.array(templateSummary) }),
 );
 export const templateResponse = envelope(templateDetail);
 export const templateCreatedResponse = envelope(templateDetail.extend({ updatedAt: z.string() }));

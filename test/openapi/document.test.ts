@@ -1,12 +1,22 @@
+import type { z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
-import { buildOpenApiDocument } from '../../src/openapi/document';
-import { OPERATIONS } from '../../src/openapi/operations';
 import { call } from '../support/api';
+import { declaredRoutes, document, type JsonSchema } from '../support/declared-routes';
 
-type Document = ReturnType<typeof buildOpenApiDocument> & {
-  paths: Record<string, Record<string, { responses: Record<string, unknown>; security: object[] }>>;
+type Header = { $ref?: string; required?: boolean };
+type Response = {
+  headers?: Record<string, Header>;
+  content?: Record<string, { examples?: object; schema?: JsonSchema }>;
+  links?: Record<string, { operationId: string }>;
 };
+type Components = { headers: Record<string, Header>; securitySchemes: Record<string, object> };
+
+const doc = document() as unknown as ReturnType<typeof document> & { components: Components; openapi: string };
+const routes = declaredRoutes();
+const responsesOf = (name: string) => routes.find((r) => r.name === name)!.operation.responses as Record<string, Response>;
+const parameter = (name: string, param: string) =>
+  (routes.find((r) => r.name === name)!.operation.parameters ?? []).find((p) => p.name === param)!;
 
 const registeredRoutes = () =>
   new Set(
@@ -15,72 +25,198 @@ const registeredRoutes = () =>
       .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z]+)/g, '{$1}')}`),
   );
 
-const documentedRoutes = (doc: Document) =>
-  new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`)));
-
 describe('GET /api/v1/openapi.json', () => {
-  it('documents every registered route, and nothing else', async () => {
+  it('serves the document of every registered route, and nothing else', async () => {
     const res = await call('GET', '/api/v1/openapi.json');
     expect(res.status).toBe(200);
-    const doc = res.json as Document;
-    expect(doc.openapi).toBe('3.1.0');
-    expect([...documentedRoutes(doc)].sort()).toEqual([...registeredRoutes()].sort());
+    expect(res.json.openapi).toBe('3.1.0');
+    expect(res.json.servers).toEqual([{ url: 'http://postcode.test', description: 'This service' }]);
+    const served = Object.entries(res.json.paths as Record<string, object>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(served.sort()).toEqual([...registeredRoutes()].sort());
+    // Its own response is documented with a schema, not as an opaque object.
+    const own = res.json.paths['/api/v1/openapi.json'].get.responses['200'].content['application/json'].schema;
+    expect(own.required).toEqual(expect.arrayContaining(['openapi', 'info', 'paths']));
   });
 
   it('covers the 17 endpoints of the interface', () => {
-    const documented = documentedRoutes(buildOpenApiDocument() as Document);
     const endpoints = [
-      'POST /api/v1/emails', 'GET /api/v1/emails', 'POST /api/v1/templates/send', 'POST /api/v1/templates/send-test',
-      'GET /api/v1/templates', 'GET /api/v1/templates/{templateId}', 'POST /api/v1/instant-otp/send',
-      'POST /api/v1/instant-otp/verify', 'GET /api/v1/instant-otp/verifications', 'POST /api/v1/otp/send',
-      'POST /api/v1/otp/verify', 'GET /api/v1/otp/verifications', 'POST /api/v1/backend-otp/send',
-      'POST /api/v1/backend-otp/verify', 'GET /api/v1/backend-otp/verifications', 'POST /api/v1/email-verification/send',
+      'POST /api/v1/emails',
+      'GET /api/v1/emails',
+      'POST /api/v1/templates/send',
+      'POST /api/v1/templates/send-test',
+      'GET /api/v1/templates',
+      'GET /api/v1/templates/{templateId}',
+      'POST /api/v1/instant-otp/send',
+      'POST /api/v1/instant-otp/verify',
+      'GET /api/v1/instant-otp/verifications',
+      'POST /api/v1/otp/send',
+      'POST /api/v1/otp/verify',
+      'GET /api/v1/otp/verifications',
+      'POST /api/v1/backend-otp/send',
+      'POST /api/v1/backend-otp/verify',
+      'GET /api/v1/backend-otp/verifications',
+      'POST /api/v1/email-verification/send',
       'POST /api/v1/email-verification/verify',
     ];
-    for (const endpoint of endpoints) expect(documented.has(endpoint), endpoint).toBe(true);
+    const names = new Set(routes.map((r) => r.name));
+    for (const endpoint of endpoints) expect(names.has(endpoint), endpoint).toBe(true);
+    expect(new Set(routes.map((r) => r.operation.operationId)).size).toBe(routes.length);
   });
 
-  it('declares the security schemes and applies them per route', () => {
-    const doc = buildOpenApiDocument() as Document;
+  it('declares the security schemes and the key scope each route needs', () => {
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'apiKey', 'otpSecret', 'publicOtpToken']);
-    expect(doc.paths['/api/v1/instant-otp/verifications']!.get!.security).toEqual([{ publicOtpToken: [], otpSecret: [] }]);
-    expect(doc.paths['/api/v1/instant-otp/send']!.post!.security).toEqual([{ publicOtpToken: [] }, { apiKey: [] }]);
-    expect(doc.paths['/admin/v1/settings']!.put!.security).toEqual([{ adminToken: [] }]);
+    const security = (name: string) => routes.find((r) => r.name === name)!.operation.security;
+    expect(security('GET /api/v1/instant-otp/verifications')).toEqual([{ publicOtpToken: [], otpSecret: [] }]);
+    expect(security('POST /api/v1/instant-otp/send')).toEqual([{ publicOtpToken: [] }, { apiKey: ['server_otp'] }]);
+    expect(security('POST /api/v1/emails')).toEqual([{ apiKey: ['mail_api'] }]);
+    expect(security('PUT /admin/v1/settings')).toEqual([{ adminToken: [] }]);
+    expect(security('GET /health')).toEqual([]);
   });
 
-  it('lists the contract errors with the envelope', () => {
-    const doc = buildOpenApiDocument() as Document;
-    const responses = doc.paths['/api/v1/emails']!.post!.responses as Record<string, { content: Record<string, { examples: object }> }>;
+  it('lists the contract errors by status, with the envelope and an example per code', () => {
+    const responses = responsesOf('POST /api/v1/emails');
     expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '429', '500', '503']);
-    expect(Object.keys(responses['429']!.content['application/json']!.examples).sort()).toEqual(['DAILY_LIMIT_REACHED', 'RATE_LIMITED']);
+    expect(Object.keys(responses['429']!.content!['application/json']!.examples!).sort()).toEqual(['DAILY_LIMIT_REACHED', 'RATE_LIMITED']);
+    expect(Object.keys(responses['403']!.content!['application/json']!.examples!)).toEqual(['SCOPE_REQUIRED', 'SENDER_NOT_VERIFIED']);
   });
-});
 
-describe('examples in the document', () => {
-  it('every example is valid for the schema it illustrates', () => {
-    const withExamples = OPERATIONS.filter((o) => o.example);
-    expect(withExamples.length).toBeGreaterThanOrEqual(15);
-    for (const operation of withExamples) {
-      const { request, response } = operation.example!;
-      if (request !== undefined) {
-        const parsed = operation.body!.safeParse(request);
-        expect(parsed.success, `${operation.method} ${operation.path} request: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+  it('lists SENDER_NOT_VERIFIED only where a sender can be chosen', () => {
+    const withSender = routes
+      .filter((r) => JSON.stringify(r.operation.responses).includes('SENDER_NOT_VERIFIED'))
+      .map((r) => r.name)
+      .sort();
+    expect(withSender).toEqual([
+      'POST /api/v1/emails',
+      'POST /api/v1/instant-otp/send',
+      'POST /api/v1/templates/send',
+      'POST /api/v1/templates/send-test',
+    ]);
+    for (const route of routes.filter((r) => withSender.includes(r.name))) {
+      const fields = Object.keys(route.jsonBody!.schema.properties!);
+      expect(fields.includes('senderEmailId') || fields.includes('from'), route.name).toBe(true);
+    }
+  });
+
+  it('documents X-Request-Id on every response, Retry-After (required) on every 429, RateLimit-* on limited routes', () => {
+    expect(doc.components.headers['Retry-After']!.required).toBe(true);
+    for (const route of routes) {
+      for (const [status, response] of Object.entries(route.operation.responses as Record<string, Response>)) {
+        expect(response.headers?.['X-Request-Id'], `${route.name} ${status}`).toEqual({ $ref: '#/components/headers/X-Request-Id' });
+        if (status === '429') expect(response.headers?.['Retry-After'], `${route.name} 429`).toBeDefined();
       }
-      if ('schema' in operation.success) {
-        const parsed = operation.success.schema.safeParse(response);
-        expect(parsed.success, `${operation.method} ${operation.path} response: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+    }
+    expect(responsesOf('GET /api/v1/emails')['200']!.headers).toHaveProperty('RateLimit-Remaining');
+    expect(responsesOf('POST /api/v1/emails')['200']!.headers).toHaveProperty('Idempotent-Replayed');
+    expect(parameter('POST /api/v1/emails', 'Idempotency-Key').schema.pattern).toBe('^[\\x21-\\x7e]{1,255}$');
+  });
+
+  it('documents page and limit as integers with bounds and defaults; history limit too', () => {
+    for (const name of ['GET /api/v1/emails', 'GET /api/v1/templates']) {
+      expect(parameter(name, 'page').schema).toEqual({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 });
+      expect(parameter(name, 'limit').schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    }
+    expect(parameter('GET /api/v1/backend-otp/verifications', 'limit').schema).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 50,
+    });
+  });
+
+  it('says in request schemas what the server enforces', () => {
+    const body = (name: string) => routes.find((r) => r.name === name)!.jsonBody!.schema;
+    const address = body('POST /api/v1/backend-otp/send').properties!.email!;
+    const pattern = new RegExp(address.pattern!);
+    for (const good of ['ada@example.com', '"quoted"@example.com', 'a.b+c@sub.example.co']) expect(pattern.test(good), good).toBe(true);
+    for (const bad of ['ada@localhost', 'ada@example.123', 'a..b@example.com', 'ada@example.com\r\nBcc: x@y.z']) {
+      expect(pattern.test(bad), bad).toBe(false);
+    }
+    expect(body('POST /api/v1/backend-otp/verify').properties!.code!.pattern).toBe('^[0-9]{4,10}$');
+    expect(body('POST /api/v1/templates').anyOf).toEqual([{ required: ['htmlBody'] }, { required: ['textBody'] }]);
+    expect(body('PUT /api/v1/templates/{templateId}').minProperties).toBe(1);
+    expect(body('POST /api/v1/emails').properties!.subject!.pattern).toBe('^[^\\r\\n\\x00]*$');
+    const allowedIps = body('POST /admin/v1/accounts/{accountId}/otp-tokens').properties!.allowedIps!;
+    expect(allowedIps.items!.pattern).toBeDefined();
+  });
+
+  it('documents the hosted page: its 404 page, its form body and its JSON answer', () => {
+    expect(Object.keys(responsesOf('GET /verify')['404']!.content!)).toEqual(['text/html']);
+    const submit = routes.find((r) => r.name === 'POST /verify')!.operation;
+    const form = submit.requestBody!.content['application/x-www-form-urlencoded']!.schema;
+    expect(form.required).toEqual(['sessionId', 'email', 'code']);
+    expect(Object.keys((submit.responses as Record<string, Response>)['200']!.content!).sort()).toEqual([
+      'application/json',
+      'text/html',
+    ]);
+  });
+
+  it('links sends to their verify and status routes, and a created template to the routes taking its id', () => {
+    const operationIds = new Set(routes.map((r) => r.operation.operationId));
+    const linked = (name: string, status = '200') => Object.values(responsesOf(name)[status]!.links ?? {}).map((l) => l.operationId);
+    expect(linked('POST /api/v1/backend-otp/send')).toEqual(['postApiV1BackendOtpVerify']);
+    expect(linked('POST /api/v1/email-verification/send')).toEqual(['postApiV1EmailVerificationVerify', 'getApiV1EmailVerificationSessionId']);
+    expect(linked('POST /api/v1/templates', '201')).toEqual([
+      'getApiV1TemplatesTemplateId',
+      'putApiV1TemplatesTemplateId',
+      'deleteApiV1TemplatesTemplateId',
+      'postApiV1TemplatesSend',
+    ]);
+    for (const route of routes) {
+      for (const response of Object.values(route.operation.responses as Record<string, Response>)) {
+        for (const link of Object.values(response.links ?? {})) expect(operationIds.has(link.operationId), link.operationId).toBe(true);
       }
     }
   });
 });
 
+describe('examples in the document', () => {
+  type Media = { schema?: z.ZodType | object; example?: unknown };
+  type RouteDefinition = {
+    method: string;
+    path: string;
+    request?: { body?: { content: Record<string, Media> } };
+    responses: Record<string, { content?: Record<string, Media> }>;
+  };
+  const definitions = buildApp()
+    .openAPIRegistry.definitions.filter((d) => d.type === 'route')
+    .map((d) => (d as unknown as { route: RouteDefinition }).route);
+  const isZod = (schema: unknown): schema is z.ZodType => typeof (schema as z.ZodType)?.safeParse === 'function';
+
+  it('every JSON body route and every JSON success has an example, valid for its schema', () => {
+    let checked = 0;
+    for (const route of definitions) {
+      const media = [
+        route.request?.body?.content['application/json'],
+        ...Object.entries(route.responses)
+          .filter(([status]) => status.startsWith('2'))
+          .map(([, response]) => response.content?.['application/json']),
+      ];
+      for (const { schema, example } of media.filter((m): m is Media => m !== undefined && isZod(m.schema))) {
+        if (route.path === '/api/v1/openapi.json') continue;
+        expect(example, `${route.method} ${route.path}: an example`).toBeDefined();
+        const parsed = (schema as z.ZodType).safeParse(example);
+        expect(parsed.success, `${route.method} ${route.path}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(45);
+  });
+});
+
 describe('GET /docs', () => {
-  it('serves the interactive reference from this service, not a CDN', async () => {
+  it('serves the interactive reference from this service, not a CDN, with only what works offline', async () => {
     const res = await call('GET', '/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('Content-Type')).toContain('text/html');
+    expect(res.headers.get('X-Request-Id')).toMatch(/^req_/);
     expect(res.json).toContain('/api/v1/openapi.json');
     expect(res.json).toContain('src="/vendor/scalar/standalone.js"');
     expect(res.json).not.toMatch(/cdn\.jsdelivr|unpkg\.com/);
+    const config = String(res.json).replace(/\s+/g, '');
+    for (const setting of ['"showToolbar":"never"', '"agent":{"disabled":true}', '"mcp":{"disabled":true}', '"telemetry":false']) {
+      expect(config).toContain(setting);
+    }
   });
 });

@@ -5,9 +5,10 @@ import { describe, expect, it } from 'vitest';
 import worker from '../../src/index';
 import { findEmail, insertEmail } from '../../src/db/emails';
 import { newId } from '../../src/ids';
-import type { MailJob } from '../../src/queue/producer';
+import type { QueuedJob } from '../../src/queue/producer';
 import { retryDelaySeconds } from '../../src/queue/consumer';
-import { inbox, newAccount, uniqueAddress } from '../support/api';
+import { sendOtp, verifyOtp } from '../../src/otp/engine';
+import { codeFromInbox, inbox, newAccount, uniqueAddress } from '../support/api';
 
 /** Stores a QUEUED email without producing a queue message, so only our batches deliver it. */
 async function storedEmail(accountId: string, to: string): Promise<string> {
@@ -31,9 +32,24 @@ async function storedEmail(accountId: string, to: string): Promise<string> {
 }
 
 async function runBatch(emailIds: string[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
-  const batch = createMessageBatch<MailJob>(
+  return runJobs(
+    emailIds.map((emailId) => ({ kind: 'email', emailId })),
+    attempts,
     queueName,
-    emailIds.map((emailId, i) => ({ id: `msg-${i}-${emailId}`, timestamp: new Date(), attempts, body: { emailId } })),
+    bindings,
+  );
+}
+
+/** Runs jobs as written (old shapes included); message ids are `msg-<index>-<emailId or kind>`. */
+async function runJobs(jobs: QueuedJob[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
+  const batch = createMessageBatch<QueuedJob>(
+    queueName,
+    jobs.map((body, i) => ({
+      id: `msg-${i}-${'emailId' in body ? body.emailId : body.kind}`,
+      timestamp: new Date(),
+      attempts,
+      body,
+    })),
   );
   // getQueueResult does not report per-message delays; record what the consumer asked for.
   const delays: Record<string, number | undefined> = {};
@@ -137,6 +153,67 @@ describe('queue consumer: delivery outcomes', () => {
   });
 });
 
+describe('queue consumer: jobs from before kinds (messages in flight at a deploy)', () => {
+  it('an email job without a kind is delivered as an email job, and dead-lettered as one', async () => {
+    const { accountId } = await newAccount();
+    const to = uniqueAddress('legacy');
+    const id = await storedEmail(accountId, to);
+    const result = await runJobs([{ emailId: id }]);
+    expect(result.explicitAcks).toEqual([`msg-0-${id}`]);
+    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT', attempts: 1 });
+    expect(await inbox(to)).toHaveLength(1);
+
+    const failing = await storedEmail(accountId, uniqueAddress('tempfail-always'));
+    await runJobs([{ emailId: failing }]);
+    expect((await runJobs([{ emailId: failing }], 6, 'postcode-mail-dlq')).explicitAcks).toEqual([`msg-0-${failing}`]);
+    expect(await findEmail(env.DB, failing)).toMatchObject({ status: 'FAILED' });
+  });
+
+  it("an OTP retry with the old kind 'otp' mails a fresh code for the session, and that code verifies", async () => {
+    const { accountId } = await newAccount();
+    const email = uniqueAddress('legacy-otp');
+    const caller = { accountId, channel: 'backend', rateLimitCode: 'OTP_RATE_LIMITED' } as const;
+    const sent = await sendOtp(env, caller, { email, expiresInSeconds: 600, otpDigits: 6 });
+    expect(sent.sent).toBe(true);
+    const first = await codeFromInbox(email);
+
+    const job = {
+      kind: 'otp' as const,
+      sessionId: sent.sessionId,
+      accountId,
+      email,
+      subject: 'Your code',
+      digits: 6,
+      expiresAt: Date.parse(sent.expiresAt),
+      from: { email: 'no-reply@postcode.dev', name: 'postcode' },
+    };
+    const result = await runJobs([job]);
+    expect(result.explicitAcks).toEqual(['msg-0-otp']);
+    expect(result.retryMessages).toEqual([]);
+    const fresh = await codeFromInbox(email, 6, 2);
+    const request = { sessionId: sent.sessionId, email, code: fresh };
+    if (fresh !== first) {
+      expect(await verifyOtp(env, caller, { ...request, code: first })).toMatchObject({ result: 'wrong' });
+    }
+    expect(await verifyOtp(env, caller, request)).toMatchObject({ result: 'verified' });
+  });
+
+  it("a dead-lettered OTP retry (old kind 'otp' or 'otp-retry') is acked and nothing is sent", async () => {
+    const body = {
+      sessionId: 'otp_gone',
+      accountId: 'acc_gone',
+      email: uniqueAddress('dlq-otp'),
+      subject: 's',
+      digits: 6,
+      expiresAt: Date.now() + 60_000,
+      from: { email: 'no-reply@postcode.dev', name: null },
+    };
+    const result = await runJobs([{ ...body, kind: 'otp' }, { ...body, kind: 'otp-retry' }], 6, 'postcode-mail-dlq');
+    expect(result.explicitAcks.sort()).toEqual(['msg-0-otp', 'msg-1-otp-retry']);
+    expect(await inbox(body.email)).toHaveLength(0);
+  });
+});
+
 describe('dead-letter queue consumer', () => {
   it('marks the email FAILED and keeps the last reply', async () => {
     const { accountId } = await newAccount();
@@ -162,7 +239,7 @@ describe('dead-letter queue consumer', () => {
 
 describe('retry delays', () => {
   it('grow with the attempt count and are capped', () => {
-    const delays = [1, 2, 3, 4, 5, 6, 10].map((attempts) => retryDelaySeconds(attempts));
+    const delays = [1, 2, 3, 4, 5, 6, 10].map((attempts) => retryDelaySeconds(attempts, 10));
     expect(delays).toEqual([10, 30, 90, 270, 810, 900, 900]);
   });
 });

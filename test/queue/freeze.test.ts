@@ -58,7 +58,7 @@ describe('freeze mode', () => {
     await env.DB.prepare(`UPDATE emails SET status = 'QUEUED' WHERE id = ?`).bind(emailId).run();
     await setFrozen(true);
     const batch = createMessageBatch<MailJob>('postcode-mail', [
-      { id: 'late-1', timestamp: new Date(), attempts: 1, body: { emailId } },
+      { id: 'late-1', timestamp: new Date(), attempts: 1, body: { kind: 'email', emailId } },
     ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env);

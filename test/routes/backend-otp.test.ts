@@ -13,7 +13,6 @@ import {
   waitForInbox,
   type TestAccount,
 } from '../support/api';
-import { describeAuthMatrix } from '../support/auth-matrix';
 import { expectExpiry, ISO, sendAndRead as sendCodeAndRead, type SeededVerification, seedVerifications, SESSION_ID, unknownSessionId, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/backend-otp/send';
@@ -315,9 +314,3 @@ describe('GET /api/v1/backend-otp/verifications', () => {
   });
 });
 
-describeAuthMatrix({ method: 'POST', path: SEND, body: { email: 'auth-matrix@example.com' } }, 'server_otp');
-describeAuthMatrix(
-  { method: 'POST', path: VERIFY, body: { sessionId: 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', email: 'a@example.com', code: '123456' } },
-  'server_otp',
-);
-describeAuthMatrix({ method: 'GET', path: HISTORY }, 'server_otp');

@@ -4,7 +4,6 @@ import { runDurableObjectAlarm } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, codeFromInbox, postWith, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
-import { describeAuthMatrix } from '../support/auth-matrix';
 import { expectExpiry, expireSession, KEEP_AFTER_EXPIRY_MS, sendAndRead as sendCodeAndRead, ISO, SESSION_ID, sessionStub, unknownSessionId, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/email-verification/send';
@@ -307,9 +306,3 @@ describe('hosted verify page (/verify)', () => {
   });
 });
 
-describeAuthMatrix({ method: 'POST', path: SEND, body: { email: 'auth-matrix@example.com' } }, 'server_otp');
-describeAuthMatrix(
-  { method: 'POST', path: VERIFY, body: { sessionId: 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', email: 'a@example.com', code: '123456' } },
-  'server_otp',
-);
-describeAuthMatrix({ method: 'GET', path: STATUS('otp_aaaaaaaaaaaaaaaaaaaaaaaaaa') }, 'server_otp');

@@ -3,7 +3,6 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
 import { call, expectError, inbox, newAccount, uniqueAddress, sendLogTotal, waitForInbox, waitForStatus } from '../support/api';
-import { describeAuthMatrix } from '../support/auth-matrix';
 
 const queue = (token: string, body: unknown, headers?: Record<string, string>) =>
   call('POST', '/api/v1/emails', { token, body, headers });
@@ -229,5 +228,3 @@ describe('GET /api/v1/emails', () => {
   });
 });
 
-describeAuthMatrix({ method: 'POST', path: '/api/v1/emails', body: { to: 'a@example.com', subject: 's', text: 't' } }, 'mail_api');
-describeAuthMatrix({ method: 'GET', path: '/api/v1/emails' }, 'mail_api');

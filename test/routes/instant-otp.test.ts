@@ -15,7 +15,6 @@ import {
   type ApiResponse,
   type TestAccount,
 } from '../support/api';
-import { describeAuthMatrix } from '../support/auth-matrix';
 import { expectExpiry, expireSession, KEEP_AFTER_EXPIRY_MS, sendAndRead as sendCodeAndRead, ISO, type SeededVerification, seedVerifications, SESSION_ID, sessionStub, unknownSessionId, wrongCode } from '../support/otp';
 
 const SEND = '/api/v1/instant-otp/send';
@@ -814,13 +813,3 @@ describe('CORS on the instant and legacy routes', () => {
   });
 });
 
-describeAuthMatrix({ method: 'POST', path: SEND, body: { email: 'auth-matrix@example.com' } }, 'public_or_server');
-describeAuthMatrix(
-  { method: 'POST', path: VERIFY, body: { sessionId: 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', email: 'a@example.com', code: '123456' } },
-  'public_or_server',
-);
-describeAuthMatrix({ method: 'POST', path: LEGACY_SEND, body: { email: 'auth-matrix@example.com' } }, 'public_or_server');
-describeAuthMatrix(
-  { method: 'POST', path: LEGACY_VERIFY, body: { sessionId: 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', email: 'a@example.com', code: '123456' } },
-  'public_or_server',
-);

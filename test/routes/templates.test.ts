@@ -10,7 +10,6 @@ import {
   waitForInbox,
   waitForStatus,
 } from '../support/api';
-import { describeAuthMatrix } from '../support/auth-matrix';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -37,10 +36,6 @@ async function getTemplate(key: string, id: string) {
 }
 
 describe('POST /api/v1/templates (create)', () => {
-  describeAuthMatrix(
-    { method: 'POST', path: '/api/v1/templates', body: { name: 'auth', subject: 'auth', textBody: 'auth' } },
-    'mail_api',
-  );
 
   it('creates a template and answers 201 with all fields', async () => {
     const account = await newAccount();
@@ -132,7 +127,6 @@ describe('POST /api/v1/templates (create)', () => {
 });
 
 describe('GET /api/v1/templates (list)', () => {
-  describeAuthMatrix({ method: 'GET', path: '/api/v1/templates' }, 'mail_api');
 
   it('lists the account templates with id, name, subject and updatedAt', async () => {
     const account = await newAccount();
@@ -233,7 +227,6 @@ describe('GET /api/v1/templates (list)', () => {
 });
 
 describe('GET /api/v1/templates/{templateId}', () => {
-  describeAuthMatrix({ method: 'GET', path: '/api/v1/templates/tpl_authmatrix' }, 'mail_api');
 
   it('returns id, name, subject, htmlBody and textBody', async () => {
     const account = await newAccount();
@@ -292,7 +285,6 @@ describe('GET /api/v1/templates/{templateId}', () => {
 });
 
 describe('PUT /api/v1/templates/{templateId}', () => {
-  describeAuthMatrix({ method: 'PUT', path: '/api/v1/templates/tpl_authmatrix', body: { subject: 'x' } }, 'mail_api');
 
   it('updates the given fields and keeps the others', async () => {
     const account = await newAccount();
@@ -422,7 +414,6 @@ describe('PUT /api/v1/templates/{templateId}', () => {
 });
 
 describe('DELETE /api/v1/templates/{templateId}', () => {
-  describeAuthMatrix({ method: 'DELETE', path: '/api/v1/templates/tpl_authmatrix' }, 'mail_api');
 
   it('deletes the template: gone from get, list and send', async () => {
     const account = await newAccount();
@@ -475,10 +466,6 @@ describe('DELETE /api/v1/templates/{templateId}', () => {
 });
 
 describe('POST /api/v1/templates/send', () => {
-  describeAuthMatrix(
-    { method: 'POST', path: '/api/v1/templates/send', body: { to: 'someone@example.com', templateId: 'tpl_authmatrix' } },
-    'mail_api',
-  );
 
   it('queues the email and delivers it with the variables filled', async () => {
     const account = await newAccount();
@@ -771,7 +758,6 @@ describe('POST /api/v1/templates/send', () => {
 });
 
 describe('POST /api/v1/templates/send-test', () => {
-  describeAuthMatrix({ method: 'POST', path: '/api/v1/templates/send-test', body: { to: 'someone@example.com' } }, 'mail_api');
 
   it('queues the fixed test message, which arrives', async () => {
     const accountName = `Health ${crypto.randomUUID().slice(0, 8)}`;

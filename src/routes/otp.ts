@@ -1,0 +1,59 @@
+// What the four OTP flavours share: examples, the verify route, and the links a client follows.
+import type { Guard } from '../auth/guards';
+import type { Credential } from '../auth/credentials';
+import type { OtpChannel } from '../durable-objects/otp-recipient';
+import type { GuardedEnv } from '../env';
+import type { RateLimitCode } from '../limits/rate-limit';
+import { operationId } from '../openapi/document';
+import { verifyError, verifyOtp } from '../otp/engine';
+import { verifyBody, verifyResponse } from '../schemas/otp';
+import { json, route, router, type Tag } from './route';
+
+export const SESSION_ID = 'otp_5c1f0e9a7b3d42e8a6f0c4b2d9e17a3f8b6c0d5e2a9f4b7c1e3d6a8f0b2c4e6d_b3ghkq4mz2ytw6xrc7n5jd2pva';
+export const OTP_SENT = { sessionId: SESSION_ID, expiresAt: '2026-11-21T22:55:00.000Z', email: 'ada@example.com', sent: true };
+export const HISTORY_ENTRY = {
+  id: 'ver_x2m4kq7fz3nwd5ty8hcb',
+  email: 'ada@example.com',
+  sentAt: '2026-11-21T22:45:00.000Z',
+  verifiedAt: '2026-11-21T22:45:31.000Z',
+};
+
+/** Who is asking, for the engine: the account, the flavour's channel and the 429 code its routes use. */
+export const otpCaller = (channel: OtpChannel, rateLimitCode: RateLimitCode) => (accountId: string) => ({
+  accountId,
+  channel,
+  rateLimitCode,
+});
+
+/** The send response's link to the flavour's verify route (the email is the one sent to). */
+export const verifyLink = (verifyPath: string) => ({
+  operationId: operationId('post', verifyPath),
+  requestBody: { sessionId: '$response.body#/data/sessionId', email: '$request.body#/email' },
+});
+
+/** POST …/verify of one flavour: 200 `{ verified: true }`, or the outcome's contract error. */
+export function verifyRoutes<C extends Credential>(options: {
+  path: string;
+  tag: Tag;
+  summary: string;
+  guard: Guard<GuardedEnv<C>>;
+  channel: OtpChannel;
+}) {
+  const verify = route({
+    method: 'post',
+    path: options.path,
+    tag: options.tag,
+    summary: options.summary,
+    guard: options.guard,
+    body: verifyBody,
+    bodyExample: { sessionId: SESSION_ID, email: 'ada@example.com', code: '042917' },
+    success: { status: 200, content: json(verifyResponse, { success: true, data: { verified: true } }) },
+    errors: ['INVALID_CODE', 'SESSION_NOT_FOUND', 'RATE_LIMITED'],
+  });
+  return router().openapi(verify, async (c) => {
+    const caller = { accountId: c.var.credential.accountId, channel: options.channel };
+    const outcome = await verifyOtp(c.env, caller, c.req.valid('json'));
+    if (outcome.result !== 'verified') throw verifyError(c.env, outcome);
+    return c.json({ success: true as const, data: { verified: true } }, 200);
+  });
+}

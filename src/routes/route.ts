@@ -1,0 +1,202 @@
+// One declaration per route: method, path, guard, request schemas, the success response with its
+// example, and the route's own errors. The Hono registration (guard → rate limit → body → idempotency
+// → zod validators → handler), the OpenAPI operation, and the route-wide tests (auth matrix,
+// hostile input) all derive from it.
+import { createRoute, OpenAPIHono, type z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { LinkObject, SchemaObject } from 'openapi3-ts/oas31';
+import type { Credential } from '../auth/credentials';
+import type { Guard } from '../auth/guards';
+import type { AppEnv, GuardedEnv } from '../env';
+import type { ErrorCode } from '../errors';
+import { type RateLimitCode, type RouteLimit, rateLimit } from '../limits/rate-limit';
+import { IDEMPOTENCY_KEY_PATTERN, withIdempotency } from '../middleware/idempotency';
+import { errorResponses, headerRef, operationId } from '../openapi/document';
+import { invalidInput, readJsonBody } from '../validation';
+
+export type Tag =
+  | 'Service'
+  | 'Mail'
+  | 'Templates'
+  | 'Instant OTP'
+  | 'Legacy OTP'
+  | 'Backend OTP'
+  | 'Email verification'
+  | 'Operator';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Params = z.ZodObject | undefined;
+type MediaContent = Record<string, { schema: z.ZodType | SchemaObject; example?: unknown }>;
+type Page = { description: string; content: MediaContent };
+
+/** A JSON success body and its example, for `success.content`. */
+export const json = <S extends z.ZodType>(schema: S, example?: z.output<S>) => ({
+  'application/json': { schema, ...(example === undefined ? {} : { example }) },
+});
+
+/** The types a declaration carries through to the handler: one parameter, so both types share it. */
+type Shape = {
+  method: Method;
+  path: string;
+  env: AppEnv;
+  query: Params;
+  params: Params;
+  body: z.ZodType | undefined;
+  status: 200 | 201;
+  content: MediaContent;
+};
+
+export type RouteDeclaration<T extends Shape> = {
+  method: T['method'];
+  /** OpenAPI form: /api/v1/templates/{templateId} */
+  path: T['path'];
+  tag: Tag;
+  summary: string;
+  description?: string;
+  /** Required: a route without a guard does not compile (`anyone` for public routes). */
+  guard: Guard<T['env']>;
+  /** Route-level rate limit (after the guard): the bucket, and the 429 code the route answers. */
+  limit?: T['env'] extends GuardedEnv<Credential> ? { bucket: RouteLimit; code?: RateLimitCode } : never;
+  /** Takes an `Idempotency-Key` header (needs a JSON body). */
+  idempotent?: T['body'] extends z.ZodType ? true : never;
+  params?: T['params'];
+  query?: T['query'];
+  /** JSON body (415, streamed 413, invalid UTF-8 and strict objects apply). */
+  body?: T['body'];
+  bodyExample?: T['body'] extends z.ZodType ? z.input<T['body']> : never;
+  /** A body the handler reads itself (documented only): the hosted page's form. */
+  form?: { mediaType: string; schema: SchemaObject; example?: unknown };
+  success: { status: T['status']; description?: string; content: T['content']; links?: Record<string, LinkObject> };
+  /** Other non-JSON answers (documented only), e.g. the hosted page's 404 page. */
+  pages?: Record<number, Page>;
+  /** Errors of this route beyond those of its guard, limit, body and parameters. */
+  errors?: ErrorCode[];
+};
+
+/** What `app.openapi()` reads: its types give the handler the validated input and the credential. */
+export type DeclaredRoute<T extends Shape> = {
+  method: T['method'];
+  path: T['path'];
+  middleware: MiddlewareHandler<T['env']>;
+  request: {
+    params: T['params'];
+    query: T['query'];
+    body: T['body'] extends z.ZodType ? { required: true; content: { 'application/json': { schema: T['body'] } } } : undefined;
+  };
+  responses: { [K in T['status']]: { description: string; content: T['content'] } };
+};
+
+/** Runs middleware in order, as one (the route's env is the guard's); a returned Response answers. */
+function inOrder<E extends AppEnv>(handlers: MiddlewareHandler<E>[]): MiddlewareHandler<E> {
+  if (handlers.length === 1) return handlers[0]!;
+  return async (c, next) => {
+    const step = async (index: number): Promise<void> => {
+      if (index === handlers.length) return next();
+      const answer = await handlers[index]!(c, () => step(index + 1));
+      if (answer instanceof Response && !c.finalized) c.res = answer;
+    };
+    await step(0);
+  };
+}
+
+export function route<
+  const M extends Method,
+  const P extends string,
+  E extends AppEnv,
+  S extends 200 | 201,
+  C extends MediaContent,
+  Q extends Params = undefined,
+  R extends Params = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(
+  d: RouteDeclaration<{ method: M; path: P; env: E; query: Q; params: R; body: B; status: S; content: C }>,
+): DeclaredRoute<{ method: M; path: P; env: E; query: Q; params: R; body: B; status: S; content: C }> {
+  const limitCode = d.limit ? (d.limit.code ?? 'RATE_LIMITED') : undefined;
+  const middleware = [
+    d.guard.middleware,
+    ...(d.limit ? [rateLimit(d.limit.bucket, limitCode)] : []),
+    ...(d.body ? [readJsonBody] : []),
+  ] as MiddlewareHandler<E>[];
+  const errors: ErrorCode[] = [
+    ...d.guard.errors,
+    ...(limitCode ? [limitCode] : []),
+    ...(d.params || d.query ? (['INVALID_INPUT'] as const) : []),
+    ...(d.body ? (['INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) : []),
+    ...(d.idempotent ? (['INVALID_INPUT', 'IDEMPOTENCY_CONFLICT'] as const) : []),
+    ...(d.errors ?? []),
+  ];
+  const headers = {
+    'X-Request-Id': headerRef('X-Request-Id'),
+    ...(d.limit ? Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, headerRef(h)])) : {}),
+    ...(d.idempotent ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}),
+  };
+  const body = d.body
+    ? { required: true, content: { 'application/json': { schema: d.body, ...(d.bodyExample ? { example: d.bodyExample } : {}) } } }
+    : d.form
+      ? { required: true, content: { [d.form.mediaType]: { schema: d.form.schema, example: d.form.example } } }
+      : undefined;
+  const responses: Record<string, { description: string; content?: object; headers?: object }> = errorResponses(errors, {
+    rateLimitHeaders: Boolean(d.limit),
+  });
+  // A page shares its status with the JSON error of that status (e.g. the hosted page's 500).
+  for (const [status, page] of Object.entries(d.pages ?? {})) {
+    const error = responses[status];
+    responses[status] = error
+      ? { ...error, description: `${page.description}; JSON: ${error.description}`, content: { ...page.content, ...error.content } }
+      : { ...page, headers };
+  }
+  const declared = createRoute({
+    method: d.method,
+    path: d.path,
+    operationId: operationId(d.method, d.path),
+    tags: [d.tag],
+    summary: d.summary,
+    ...(d.description ? { description: d.description } : {}),
+    security: d.guard.security,
+    middleware: inOrder(middleware),
+    ...(d.idempotent
+      ? {
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header' as const,
+              required: false,
+              description: 'Replays the first successful response for 24 h instead of sending again',
+              schema: { type: 'string' as const, pattern: IDEMPOTENCY_KEY_PATTERN },
+            },
+          ],
+        }
+      : {}),
+    request: { params: d.params, query: d.query, ...(body ? { body } : {}) },
+    responses: {
+      [d.success.status]: {
+        description: d.success.description ?? 'Success',
+        headers,
+        content: d.success.content,
+        ...(d.success.links ? { links: d.success.links } : {}),
+      },
+      ...responses,
+    },
+  });
+  // Idempotency wraps the handler (see router()): it must run after the zod validators.
+  if (d.idempotent) Object.defineProperty(declared, IDEMPOTENT, { value: true });
+  return declared as never;
+}
+
+const IDEMPOTENT = Symbol('idempotent');
+
+/**
+ * A router for one resource: zod failures become the contract's 400 INVALID_INPUT, and the handler
+ * of a route declared `idempotent` runs inside the Idempotency-Key check.
+ */
+export function router() {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw invalidInput(result.error);
+    },
+  });
+  const register = app.openapi;
+  app.openapi = ((declared: object, handler: Parameters<typeof withIdempotency>[0], hook: unknown) =>
+    register(declared as never, (IDEMPOTENT in declared ? withIdempotency(handler) : handler) as never, hook as never)) as never;
+  return app;
+}

@@ -1,0 +1,247 @@
+// Worker vars and secrets parsed by one schema (src/config.ts): unset or empty → the default, present
+// but invalid → an error naming the variable, one parse per env object.
+import { createMessageBatch } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { config, defaultSender, otpPepper, requireSmtp, smtpConfig } from '../src/config';
+import { ApiError } from '../src/errors';
+import worker from '../src/index';
+import { bucketRule } from '../src/limits/rate-limit';
+import type { QueuedJob } from '../src/queue/producer';
+import { expectError, fetchWith, newAccount, uniqueAddress } from './support/api';
+
+/** An env object with only these vars (no bindings: config reads vars and secrets only). */
+const vars = (values: Record<string, string | undefined>) => ({ ...values }) as unknown as Cloudflare.Env;
+
+const DEFAULTS = {
+  smtp: null,
+  sender: { email: 'no-reply@postcode.invalid', name: null },
+  limits: {
+    mailPerKey: 120,
+    mailPerIp: 240,
+    readPerCredential: 600,
+    otpSendPerCredential: 60,
+    otpSendPerRecipient: 5,
+    otpFailsPerRecipient: 20,
+  },
+  otp: { maxAttempts: 5, pepper: null },
+  retry: { baseSeconds: 10 },
+  publicBaseUrl: null,
+  adminToken: null,
+};
+
+const ALL_VARS = [
+  'SMTP_HOST',
+  'SMTP_PORT',
+  'SMTP_SECURE',
+  'SMTP_USERNAME',
+  'SMTP_PASSWORD',
+  'MAIL_FROM',
+  'PUBLIC_BASE_URL',
+  'ADMIN_TOKEN',
+  'OTP_PEPPER',
+  'RATE_MAIL_PER_KEY',
+  'RATE_MAIL_PER_IP',
+  'RATE_READ_PER_CREDENTIAL',
+  'RATE_OTP_SEND_PER_CREDENTIAL',
+  'RATE_OTP_SEND_PER_RECIPIENT',
+  'RATE_OTP_FAILS_PER_RECIPIENT',
+  'OTP_MAX_ATTEMPTS',
+  'MAIL_RETRY_BASE_SECONDS',
+];
+
+/** The error thrown for these vars: a plain Error (500 at the first request), never an ApiError. */
+function configError(values: Record<string, string>): Error {
+  let thrown: unknown;
+  try {
+    config(vars(values));
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown, JSON.stringify(values)).toBeInstanceOf(Error);
+  expect(thrown).not.toBeInstanceOf(ApiError);
+  return thrown as Error;
+}
+
+describe('config: unset and empty values', () => {
+  it('every var unset → the defaults (SMTP off, admin API and pepper unset)', () => {
+    expect(config(vars({}))).toEqual(DEFAULTS);
+  });
+
+  it('every var empty or blank → the same defaults, never 0', () => {
+    expect(config(vars(Object.fromEntries(ALL_VARS.map((name) => [name, ''] as const))))).toEqual(DEFAULTS);
+    expect(config(vars(Object.fromEntries(ALL_VARS.map((name) => [name, '  '] as const))))).toMatchObject({
+      smtp: null,
+      limits: DEFAULTS.limits,
+      otp: { maxAttempts: 5 },
+      retry: { baseSeconds: 10 },
+    });
+  });
+
+  it('the SMTP port defaults by security: tls 465, starttls 587, none 25; security defaults to starttls', () => {
+    const portOf = (SMTP_SECURE?: string) => smtpConfig(vars({ SMTP_HOST: 'smtp.example.com', SMTP_SECURE }))!;
+    expect(portOf('tls')).toMatchObject({ security: 'tls', port: 465 });
+    expect(portOf('starttls')).toMatchObject({ security: 'starttls', port: 587 });
+    expect(portOf('none')).toMatchObject({ security: 'none', port: 25 });
+    expect(portOf(undefined)).toMatchObject({ security: 'starttls', port: 587 });
+    expect(portOf('')).toMatchObject({ security: 'starttls', port: 587, timeoutMs: 15_000, credentials: undefined });
+  });
+
+  it('SMTP is null when SMTP_HOST is empty, whatever else is set: requireSmtp answers 503 SMTP_NOT_CONFIGURED', () => {
+    const noHost = vars({ SMTP_HOST: ' ', SMTP_PORT: '2525', SMTP_SECURE: 'tls', SMTP_USERNAME: 'user' });
+    expect(smtpConfig(noHost)).toBeNull();
+    let thrown: unknown;
+    try {
+      requireSmtp(noHost);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ApiError);
+    expect(thrown).toMatchObject({ code: 'SMTP_NOT_CONFIGURED', status: 503 });
+  });
+
+  it('a missing OTP_PEPPER fails only the accessor, naming the variable', () => {
+    expect(config(vars({})).otp.pepper).toBeNull();
+    expect(() => otpPepper(vars({ OTP_PEPPER: '' }))).toThrow(/OTP_PEPPER/);
+    expect(otpPepper(vars({ OTP_PEPPER: ' pepper ' }))).toBe(' pepper ');
+  });
+});
+
+describe('config: valid values', () => {
+  it('parses every group', () => {
+    const parsed = config(
+      vars({
+        SMTP_HOST: ' smtp.example.com ',
+        SMTP_PORT: '2525',
+        SMTP_SECURE: 'tls',
+        SMTP_USERNAME: ' mailer ',
+        SMTP_PASSWORD: ' secret ',
+        MAIL_FROM: 'Example Mail <mail@example.com>',
+        PUBLIC_BASE_URL: 'https://verify.example.com',
+        ADMIN_TOKEN: 'admin',
+        OTP_PEPPER: 'pepper',
+        RATE_MAIL_PER_KEY: '1',
+        RATE_MAIL_PER_IP: '2',
+        RATE_READ_PER_CREDENTIAL: '3',
+        RATE_OTP_SEND_PER_CREDENTIAL: '4',
+        RATE_OTP_SEND_PER_RECIPIENT: '0',
+        RATE_OTP_FAILS_PER_RECIPIENT: ' 6 ',
+        OTP_MAX_ATTEMPTS: '3',
+        MAIL_RETRY_BASE_SECONDS: '0',
+      }),
+    );
+    expect(parsed).toEqual({
+      smtp: {
+        host: 'smtp.example.com',
+        port: 2525,
+        security: 'tls',
+        credentials: { username: 'mailer', password: ' secret ' },
+        timeoutMs: 15_000,
+      },
+      sender: { email: 'mail@example.com', name: 'Example Mail' },
+      limits: {
+        mailPerKey: 1,
+        mailPerIp: 2,
+        readPerCredential: 3,
+        otpSendPerCredential: 4,
+        otpSendPerRecipient: 0,
+        otpFailsPerRecipient: 6,
+      },
+      otp: { maxAttempts: 3, pepper: 'pepper' },
+      retry: { baseSeconds: 0 },
+      publicBaseUrl: 'https://verify.example.com',
+      adminToken: 'admin',
+    });
+  });
+
+  it('MAIL_FROM: `Name <addr>`, a quoted name, or a bare address', () => {
+    const sender = (MAIL_FROM: string) => defaultSender(vars({ MAIL_FROM }));
+    expect(sender('postcode <no-reply@postcode.dev>')).toEqual({ email: 'no-reply@postcode.dev', name: 'postcode' });
+    expect(sender('"Post Code" <a@example.com>')).toEqual({ email: 'a@example.com', name: 'Post Code' });
+    expect(sender(' a@example.com ')).toEqual({ email: 'a@example.com', name: null });
+    expect(sender('<a@example.com>')).toEqual({ email: 'a@example.com', name: null });
+  });
+
+  it('the rate-limit buckets read their limits from the config', () => {
+    expect(bucketRule(vars({ RATE_MAIL_PER_KEY: '7' }), 'mail-key')).toEqual({ limit: 7, windowSeconds: 60 });
+    expect(bucketRule(vars({}), 'otp-fails-recipient')).toEqual({ limit: 20, windowSeconds: 3600 });
+  });
+
+  it("the test worker's own env parses", () => {
+    expect(config(env)).toMatchObject({ smtp: { host: '127.0.0.1', security: 'none' }, retry: { baseSeconds: 0 } });
+  });
+});
+
+describe('config: present but invalid values throw, naming the variable', () => {
+  it.each([
+    ['RATE_MAIL_PER_KEY', 'abc', 'expected a whole number >= 0'],
+    ['RATE_MAIL_PER_KEY', '-1', 'expected a whole number >= 0'],
+    ['RATE_MAIL_PER_IP', '1.5', 'expected a whole number >= 0'],
+    ['RATE_READ_PER_CREDENTIAL', '1e3', 'expected a whole number >= 0'],
+    ['RATE_OTP_SEND_PER_CREDENTIAL', '0x10', 'expected a whole number >= 0'],
+    ['RATE_OTP_SEND_PER_RECIPIENT', 'five', 'expected a whole number >= 0'],
+    ['RATE_OTP_FAILS_PER_RECIPIENT', 'NaN', 'expected a whole number >= 0'],
+    ['OTP_MAX_ATTEMPTS', '0', 'expected a whole number >= 1'],
+    ['MAIL_RETRY_BASE_SECONDS', '-5', 'expected a whole number >= 0'],
+    ['SMTP_PORT', '0', 'expected a whole number >= 1 and <= 65535'],
+    ['SMTP_PORT', '65536', 'expected a whole number >= 1 and <= 65535'],
+    ['SMTP_SECURE', 'ssl', 'expected one of tls, starttls, none'],
+    ['MAIL_FROM', 'postcode', 'expected an address or `Name <address>`'],
+    ['MAIL_FROM', 'Bad "Name" <a@example.com>', 'expected an address or `Name <address>`'],
+    ['PUBLIC_BASE_URL', 'verify.example.com', 'expected an absolute http(s) URL'],
+    ['PUBLIC_BASE_URL', 'ftp://verify.example.com', 'expected an absolute http(s) URL'],
+  ])('%s = %j', (name, value, expected) => {
+    expect(configError({ [name]: value }).message).toBe(`Invalid configuration: ${name}: ${expected}`);
+  });
+
+  it('an invalid SMTP var fails even while SMTP_HOST is empty (one rule for every var)', () => {
+    expect(configError({ SMTP_HOST: '', SMTP_SECURE: 'ssl' }).message).toMatch(/^Invalid configuration: SMTP_SECURE: /);
+  });
+
+  it('names every invalid variable at once', () => {
+    expect(configError({ RATE_MAIL_PER_KEY: 'abc', SMTP_PORT: '0', OTP_MAX_ATTEMPTS: '2' }).message).toBe(
+      'Invalid configuration: SMTP_PORT: expected a whole number >= 1 and <= 65535; ' +
+        'RATE_MAIL_PER_KEY: expected a whole number >= 0',
+    );
+  });
+});
+
+describe('config: one parse per env object', () => {
+  it('the same object gets the same Config instance; another object gets its own parse', () => {
+    const a = vars({ RATE_MAIL_PER_KEY: '2' });
+    const first = config(a);
+    expect(config(a)).toBe(first);
+    expect(defaultSender(a)).toBe(first.sender);
+    const b = vars({ RATE_MAIL_PER_KEY: '3' });
+    expect(config(b)).not.toBe(first);
+    expect(config(b).limits.mailPerKey).toBe(3);
+    expect(config(a).limits.mailPerKey).toBe(2);
+    expect(config(env)).toBe(config(env));
+  });
+
+  it('a failed parse is not cached: it throws on every use', () => {
+    const bad = vars({ SMTP_SECURE: 'ssl' });
+    expect(() => config(bad)).toThrow(/SMTP_SECURE/);
+    expect(() => config(bad)).toThrow(/SMTP_SECURE/);
+  });
+});
+
+describe('config: how invalid configuration surfaces', () => {
+  it('a request that reads it answers 500 INTERNAL_ERROR', async () => {
+    const { mailKey } = await newAccount();
+    const res = await fetchWith({ RATE_MAIL_PER_KEY: 'abc' }, 'POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to: uniqueAddress('config'), subject: 'Config', text: 'hello' },
+    });
+    expectError(res, 500, 'INTERNAL_ERROR');
+  });
+
+  it('a queue batch fails as a whole (the queue retries it) without acking anything', async () => {
+    const batch = createMessageBatch<QueuedJob>('postcode-mail', [
+      { id: 'config-0', timestamp: new Date(), attempts: 1, body: { kind: 'email', emailId: 'em_config' } },
+    ]);
+    await expect(worker.queue(batch, { ...env, MAIL_RETRY_BASE_SECONDS: 'soon' })).rejects.toThrow(
+      'Invalid configuration: MAIL_RETRY_BASE_SECONDS: expected a whole number >= 0',
+    );
+  });
+});

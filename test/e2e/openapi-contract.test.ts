@@ -160,6 +160,7 @@ describe('OpenAPI document', () => {
     await check('GET', status, `/api/v1/email-verification/${ev.sessionId}`, { token: serverKey });
     await check('GET', status, '/api/v1/email-verification/otp_unknownunknownunknownunkn', { token: serverKey });
     await check('GET', '/verify', `/verify?sessionId=${ev.sessionId}`);
+    await check('GET', '/verify', '/verify?sessionId=otp_unknown');
     const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
     await check('POST', '/verify', '/verify', { headers: form, raw: `sessionId=${ev.sessionId}&email=${encodeURIComponent(evTo)}&code=1` });
     await check('POST', '/verify', '/verify', { headers: form, raw: `email=${'x'.repeat(5000)}` });

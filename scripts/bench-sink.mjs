@@ -49,7 +49,7 @@ const smtp = createTcpServer((socket) => {
         // The body may already be in the buffer; the loop continues with it.
         replies += '354 go ahead\r\n';
       } else if (verb === 'QUIT') {
-        socket.end(replies + '221 bye\r\n');
+        socket.end(`${replies}221 bye\r\n`);
         return;
       } else replies += '250 ok\r\n'; // HELO, MAIL, RCPT, RSET, NOOP
     }

@@ -56,7 +56,9 @@ function start(name, command, args, env = {}) {
       .toString()
       .split('\n')
       .filter((line) => line.trim())
-      .forEach((line) => process.stdout.write(`[${name}] ${line}\n`));
+      .forEach((line) => {
+        process.stdout.write(`[${name}] ${line}\n`);
+      });
   child.stdout.on('data', prefix);
   child.stderr.on('data', prefix);
   child.on('exit', (code, signal) => {

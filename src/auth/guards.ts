@@ -21,6 +21,8 @@ export type Guard<E extends AppEnv = AppEnv> = {
 };
 
 const AUTH_ERRORS: ErrorCode[] = ['UNAUTHORIZED', 'SCOPE_REQUIRED'];
+/** One security scheme per key scope (src/openapi/document.ts), so the document names what a route needs. */
+const SCHEME_OF_SCOPE: Record<Scope, string> = { mail_api: 'mailApiKey', server_otp: 'serverOtpKey' };
 
 function checkIp(c: Context, credential: Credential) {
   if (credential.kind === 'public_token' && !isIpAllowed(credential.allowedIps, clientIp(c))) {
@@ -38,7 +40,7 @@ const apiKeyWith = (scope: Scope): Guard<GuardedEnv<ApiKeyCredential>> => ({
     c.set('credential', credential);
     await next();
   }),
-  security: [{ apiKey: [scope] }],
+  security: [{ [SCHEME_OF_SCOPE[scope]]: [] }],
   errors: AUTH_ERRORS,
 });
 
@@ -53,7 +55,7 @@ const publicTokenOrServerKey = (checkAllowlist: boolean): Guard<GuardedEnv<Crede
     c.set('credential', credential);
     await next();
   }),
-  security: [{ publicOtpToken: [] }, { apiKey: ['server_otp'] }],
+  security: [{ publicOtpToken: [] }, { serverOtpKey: [] }],
   errors: checkAllowlist ? [...AUTH_ERRORS, 'OTP_PUBLIC_IP_NOT_ALLOWED'] : AUTH_ERRORS,
 });
 

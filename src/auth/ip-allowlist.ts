@@ -22,7 +22,7 @@ function parseIpv6(text: string): bigint | null {
   if (head.includes('.')) {
     tailV4 = parseIpv4(head.slice(lastColon + 1));
     if (tailV4 === null) return null;
-    head = head.slice(0, lastColon + 1) + '0:0';
+    head = `${head.slice(0, lastColon + 1)}0:0`;
   }
   const halves = head.split('::');
   if (halves.length > 2) return null;

@@ -61,7 +61,7 @@ export async function claimForDelivery(db: D1Database, ids: string[], leaseSecon
   const claims = new Map<string, DeliveryClaim>();
   for (const id of ids) {
     const row = rows.get(id);
-    if (!row || row.status !== 'QUEUED') claims.set(id, { kind: 'done' });
+    if (row?.status !== 'QUEUED') claims.set(id, { kind: 'done' });
     else if (row.held === 1) claims.set(id, { kind: 'held' });
     else if (row.lease_owner === owner) claims.set(id, { kind: 'claimed', email: toEmail(row) });
     else {

@@ -23,7 +23,7 @@ export type MailRequest = {
 async function resolveSender(env: Bindings, accountId: string, senderEmailId: string | undefined) {
   if (!senderEmailId) return { sender: defaultSender(env), senderId: null };
   const sender = await findSender(env.DB, accountId, senderEmailId);
-  if (!sender || !sender.verified) {
+  if (!sender?.verified) {
     throw new ApiError('SENDER_NOT_VERIFIED', 'senderEmailId: not a verified sender of this account');
   }
   return { sender: { email: sender.email, name: sender.name } satisfies Mailbox, senderId: sender.id };

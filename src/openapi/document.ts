@@ -2,6 +2,7 @@
 // headers, security schemes and the document's head. Operations come from the route declarations.
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { HeaderObject } from 'openapi3-ts/oas31';
+import type { AppEnv } from '../env';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import { errorEnvelope } from '../schemas/common';
 
@@ -82,12 +83,17 @@ export function errorResponses(codes: ErrorCode[], options: { rateLimitHeaders: 
 }
 
 /** Components every operation refers to; registered once on the app. */
-export function registerComponents(app: OpenAPIHono<never> | OpenAPIHono<any>) {
+export function registerComponents(app: OpenAPIHono<AppEnv>) {
   const registry = app.openAPIRegistry;
-  registry.registerComponent('securitySchemes', 'apiKey', {
+  registry.registerComponent('securitySchemes', 'mailApiKey', {
     type: 'http',
     scheme: 'bearer',
-    description: 'API key `pc_key_…`; the scopes listed per operation (mail_api, server_otp) are the key scopes it needs',
+    description: 'API key `pc_key_…` with scope mail_api',
+  });
+  registry.registerComponent('securitySchemes', 'serverOtpKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'API key `pc_key_…` with scope server_otp',
   });
   registry.registerComponent('securitySchemes', 'publicOtpToken', {
     type: 'http',
@@ -108,7 +114,7 @@ export function registerComponents(app: OpenAPIHono<never> | OpenAPIHono<any>) {
   for (const [name, header] of Object.entries(HEADERS)) registry.registerComponent('headers', name, header as HeaderObject);
 }
 
-export function buildDocument(app: OpenAPIHono<any>, serverUrl: string) {
+export function buildDocument(app: OpenAPIHono<AppEnv>, serverUrl: string) {
   return app.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {

@@ -45,7 +45,7 @@ function sessionObject(env: Bindings, sessionId: string) {
 async function resolveFrom(env: Bindings, accountId: string, from: string | undefined): Promise<Mailbox> {
   if (!from) return defaultSender(env);
   const sender = await findSenderByEmail(env.DB, accountId, from);
-  if (!sender || !sender.verified) throw new ApiError('SENDER_NOT_VERIFIED', 'from: not a verified sender of this account');
+  if (!sender?.verified) throw new ApiError('SENDER_NOT_VERIFIED', 'from: not a verified sender of this account');
   return { email: sender.email, name: sender.name };
 }
 

@@ -67,7 +67,7 @@ export function accepts(route: DeclaredRoute, kind: CredentialKind): boolean {
   return route.operation.security.some((alternative) => {
     if (kind === 'admin') return 'adminToken' in alternative;
     if (kind === 'public') return 'publicOtpToken' in alternative;
-    return (alternative.apiKey ?? []).includes(kind === 'mail' ? 'mail_api' : 'server_otp');
+    return (kind === 'mail' ? 'mailApiKey' : 'serverOtpKey') in alternative;
   });
 }
 

@@ -1,0 +1,386 @@
+#!/usr/bin/env node
+// npm run check:openapi: lints the OpenAPI document the running service serves, and type-checks a client
+// generated from it.
+//
+// 1. Starts its own `wrangler dev` (free port, temporary state directory, throwaway secrets; never the
+//    port or state of a running `npm start`), fetches GET /api/v1/openapi.json and stops the service.
+//    `--url http://127.0.0.1:8787` lints the document of a service that is already running instead.
+// 2. Redocly (`redocly.yaml`: recommended rules) and Spectral (`.spectral.yaml`: spectral:oas) lint it;
+//    any error fails the check, warnings are printed.
+// 3. openapi-typescript generates `postcode-api.d.ts` from it, and tsc (module and moduleResolution
+//    NodeNext, strict) checks, next to it, the README's TypeScript examples that import './postcode-api'
+//    (taken from README.md as it is now) and scripts/openapi-client-check.ts.
+// Every step runs even when an earlier one failed, so one run reports everything. `--keep` keeps the
+// temporary directory (the document, the generated types and the checked files) and prints its path.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+// Children find the project's Node 22 (the `node` devDependency) first.
+const PATH = `${join(root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`;
+// No telemetry, update checks or Cloudflare look-ups: the check runs offline.
+const ENV = {
+  ...process.env,
+  PATH,
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  WRANGLER_SEND_METRICS: 'false',
+  REDOCLY_TELEMETRY: 'off',
+  REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+  DO_NOT_TRACK: '1',
+  X_LOCAL_OBSERVABILITY: 'false',
+};
+const DOC_PATH = '/api/v1/openapi.json';
+const START_TIMEOUT_MS = 120_000;
+
+const { values: options } = parseArgs({ options: { url: { type: 'string' }, keep: { type: 'boolean' } } });
+const log = (message) => process.stdout.write(`[check:openapi] ${message}\n`);
+
+/** A TCP port that is free on 127.0.0.1 right now. */
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** `wrangler dev` in its own process group, so that stop() ends it with workerd and esbuild. */
+async function startService(stateDir) {
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const migrate = spawnSync(
+    bin('wrangler'),
+    ['d1', 'migrations', 'apply', 'postcode', '--local', '--persist-to', stateDir],
+    { cwd: root, env: { ...ENV, CI: 'true' }, encoding: 'utf8', timeout: START_TIMEOUT_MS },
+  );
+  if (migrate.status !== 0) throw new Error(`D1 migrations failed:\n${migrate.stdout}${migrate.stderr}`);
+  const args = [
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspectorPort),
+    '--persist-to',
+    stateDir,
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    'warn',
+    '--var',
+    `PUBLIC_BASE_URL:${baseUrl}`,
+    '--var',
+    `ADMIN_TOKEN:${randomBytes(24).toString('hex')}`,
+    '--var',
+    `OTP_PEPPER:${randomBytes(32).toString('hex')}`,
+    '--var',
+    'SMTP_PASSWORD:',
+  ];
+  const child = spawn(bin('wrangler'), args, {
+    cwd: root,
+    env: ENV,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {}
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }, 5_000);
+    await exited;
+    clearTimeout(timer);
+    try {
+      process.kill(-child.pid, 'SIGKILL'); // anything of the group that outlived wrangler itself
+    } catch {}
+  };
+  return { baseUrl, stop, output: () => output, exited: () => child.exitCode !== null || child.signalCode !== null };
+}
+
+async function waitForHealth(service) {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (service.exited()) throw new Error(`wrangler dev exited before it answered:\n${service.output()}`);
+    try {
+      const res = await fetch(`${service.baseUrl}/health`);
+      if (res.status < 500) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(
+    `wrangler dev did not answer ${service.baseUrl}/health in ${START_TIMEOUT_MS / 1000} s:\n${service.output()}`,
+  );
+}
+
+async function fetchDocument(baseUrl) {
+  const res = await fetch(baseUrl + DOC_PATH);
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${DOC_PATH} answered ${res.status}:\n${text.slice(0, 2000)}`);
+  JSON.parse(text); // a clear failure here rather than in both linters
+  return text;
+}
+
+/** Runs a command, returns { status, stdout, stderr }; never throws for a non-zero exit. */
+function run(command, args, extra = {}) {
+  const result = spawnSync(command, args, {
+    cwd: root,
+    env: ENV,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    ...extra,
+  });
+  if (result.error) throw result.error;
+  return result;
+}
+
+/** Prints problems one a line and a count per severity and rule; returns the number of errors. */
+function report(tool, problems) {
+  const order = { error: 0, warning: 1, info: 2, hint: 3 };
+  problems.sort((a, b) => order[a.severity] - order[b.severity] || a.rule.localeCompare(b.rule));
+  for (const p of problems)
+    process.stdout.write(`  ${p.severity.padEnd(7)} ${p.rule.padEnd(40)} ${p.where}\n          ${p.message}\n`);
+  const counts = new Map();
+  for (const p of problems) counts.set(`${p.severity} ${p.rule}`, (counts.get(`${p.severity} ${p.rule}`) ?? 0) + 1);
+  if (counts.size) {
+    log(`${tool} summary:`);
+    for (const [key, count] of counts) process.stdout.write(`  ${String(count).padStart(4)}  ${key}\n`);
+  }
+  const errors = problems.filter((p) => p.severity === 'error').length;
+  const warnings = problems.filter((p) => p.severity === 'warning').length;
+  log(`${tool}: ${errors} error(s), ${warnings} warning(s), ${problems.length - errors - warnings} other`);
+  return errors;
+}
+
+function redocly(file) {
+  log('redocly lint (redocly.yaml: recommended)');
+  const result = run(bin('redocly'), [
+    'lint',
+    file,
+    '--config',
+    join(root, 'redocly.yaml'),
+    '--format',
+    'json',
+    '--max-problems',
+    '100000',
+    '--lint-config',
+    'error',
+  ]);
+  let parsed;
+  try {
+    parsed = JSON.parse(result.stdout);
+  } catch {
+    process.stdout.write(result.stdout + result.stderr);
+    log(`redocly lint did not print JSON (exit ${result.status})`);
+    return false;
+  }
+  const problems = parsed.problems.map((p) => ({
+    severity: p.severity === 'warn' ? 'warning' : p.severity,
+    rule: p.ruleId,
+    where: (p.location ?? []).map((l) => l.pointer).join(' ') || '(document)',
+    message: p.message,
+  }));
+  const errors = report('redocly', problems);
+  if (result.status !== 0 && errors === 0) process.stdout.write(result.stderr);
+  return errors === 0 && result.status === 0;
+}
+
+function spectral(file) {
+  log('spectral lint (.spectral.yaml: spectral:oas)');
+  const result = run(bin('spectral'), [
+    'lint',
+    file,
+    '--ruleset',
+    join(root, '.spectral.yaml'),
+    '--format',
+    'json',
+    '--fail-severity',
+    'error',
+    '--quiet',
+  ]);
+  let parsed;
+  try {
+    parsed = JSON.parse(result.stdout || '[]');
+  } catch {
+    process.stdout.write(result.stdout + result.stderr);
+    log(`spectral lint did not print JSON (exit ${result.status})`);
+    return false;
+  }
+  const severities = ['error', 'warning', 'info', 'hint'];
+  const problems = parsed.map((p) => ({
+    severity: severities[p.severity] ?? String(p.severity),
+    rule: String(p.code),
+    where: `#/${p.path.map((s) => String(s).replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`,
+    message: p.message,
+  }));
+  const errors = report('spectral', problems);
+  if (result.status !== 0 && errors === 0) process.stdout.write(result.stderr);
+  return errors === 0 && result.status === 0;
+}
+
+/** The ```ts blocks of README.md that import the generated types, with the README line each starts at. */
+function readmeExamples() {
+  const lines = readFileSync(join(root, 'README.md'), 'utf8').split('\n');
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^```(ts|typescript)\s*$/.test(lines[i])) continue;
+    const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
+    if (end === -1) break;
+    const code = lines.slice(i + 1, end);
+    if (code.some((line) => /from\s+['"]\.\/postcode-api(\.js)?['"]/.test(line)))
+      blocks.push({ firstLine: i + 2, code });
+    i = end;
+  }
+  return blocks;
+}
+
+function clientCheck(documentFile, dir) {
+  log(
+    'client: openapi-typescript, then tsc (NodeNext, strict) over the README examples and scripts/openapi-client-check.ts',
+  );
+  mkdirSync(dir, { recursive: true });
+  const generated = run(bin('openapi-typescript'), [documentFile, '-o', join(dir, 'postcode-api.d.ts')]);
+  if (generated.status !== 0) {
+    process.stdout.write(generated.stdout + generated.stderr);
+    log('openapi-typescript failed');
+    return false;
+  }
+  const examples = readmeExamples();
+  if (examples.length === 0) {
+    log("README.md has no ```ts block that imports from './postcode-api'");
+    return false;
+  }
+  const lineOf = new Map();
+  examples.forEach(({ firstLine, code }, n) => {
+    const name = `readme-example-${n + 1}.ts`;
+    writeFileSync(join(dir, name), `${code.join('\n')}\n`);
+    lineOf.set(name, firstLine);
+  });
+  copyFileSync(join(root, 'scripts/openapi-client-check.ts'), join(dir, 'openapi-client-check.ts'));
+  // What a user of the README has: an ES module package (top-level await), TypeScript with NodeNext,
+  // openapi-fetch and @types/node installed (this project's node_modules).
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ private: true, type: 'module' })}\n`);
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    `${JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'ES2023',
+          lib: ['ES2023'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          types: ['node'],
+          skipLibCheck: true,
+        },
+        include: ['*.ts'],
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  const tsc = run(bin('tsc'), ['-p', 'tsconfig.json', '--pretty', 'false'], { cwd: dir });
+  // Report README errors at their README line: readme-example-1.ts(3,7) -> README.md:171:7.
+  const output = `${tsc.stdout}${tsc.stderr}`
+    .trim()
+    .replace(/^(readme-example-\d+\.ts)\((\d+),(\d+)\)/gm, (_, name, line, col) => {
+      return `README.md:${lineOf.get(name) + Number(line) - 1}:${col}`;
+    });
+  const errors = output.split('\n').filter((line) => /: error TS\d+:/.test(line));
+  if (errors.length) {
+    process.stdout.write(`${output.replace(/^/gm, '  ')}\n`);
+    const codes = new Map();
+    for (const line of errors) {
+      const code = line.match(/error (TS\d+)/)[1];
+      codes.set(code, (codes.get(code) ?? 0) + 1);
+    }
+    log('tsc summary:');
+    for (const [code, count] of codes) process.stdout.write(`  ${String(count).padStart(4)}  ${code}\n`);
+  }
+  log(`tsc: ${errors.length} error(s) in ${examples.length} README example(s) and openapi-client-check.ts`);
+  return tsc.status === 0;
+}
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), 'postcode-openapi-'));
+  let service;
+  const cleanUp = async () => {
+    await service?.stop();
+    if (!options.keep) rmSync(work, { recursive: true, force: true });
+  };
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ]) {
+    process.once(signal, () => cleanUp().finally(() => process.exit(code)));
+  }
+  try {
+    let text;
+    if (options.url) {
+      log(`fetching ${options.url}${DOC_PATH}`);
+      text = await fetchDocument(options.url.replace(/\/$/, ''));
+    } else {
+      log('starting wrangler dev (own port and state directory)');
+      service = await startService(join(work, 'state'));
+      await waitForHealth(service);
+      log(`fetching ${service.baseUrl}${DOC_PATH}`);
+      try {
+        text = await fetchDocument(service.baseUrl);
+      } catch (error) {
+        error.message += `\nwrangler dev output:\n${service.output()}`;
+        throw error;
+      }
+      await service.stop();
+    }
+    const file = join(work, 'openapi.json');
+    writeFileSync(file, text);
+
+    const results = {
+      redocly: redocly(file),
+      spectral: spectral(file),
+      client: clientCheck(file, join(work, 'client')),
+    };
+    const failed = Object.entries(results)
+      .filter(([, ok]) => !ok)
+      .map(([name]) => name);
+    if (options.keep) log(`kept ${work}`);
+    log(
+      failed.length ? `FAILED: ${failed.join(', ')}` : 'OK: both linters report no errors and the client type-checks',
+    );
+    return failed.length ? 1 : 0;
+  } finally {
+    await cleanUp();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(`[check:openapi] ${error.message}`);
+    process.exit(1);
+  },
+);

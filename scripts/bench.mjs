@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// npm run bench: starts postcode the way `npm start` does (own ports, own state directory, its own
-// counting SMTP server), drives it with autocannon, and prints one table of medians and ratios.
-// Every ratio is against a baseline measured in this same run.
-import autocannon from 'autocannon';
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+// npm run bench: starts postcode the way `npm start` does (own ports, own state directory, its own
+// counting SMTP server), drives it with autocannon, and prints one table of medians and ratios.
+// Every ratio is against a baseline measured in this same run.
+import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,7 +29,9 @@ const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
 // ---- a counting SMTP server (scripts/bench-sink.mjs, its own process) ---------------------------
 async function startSink() {
-  const child = fork(join(root, 'scripts/bench-sink.mjs'), [String(SMTP_PORT), String(SINK_HTTP_PORT)], { stdio: 'inherit' });
+  const child = fork(join(root, 'scripts/bench-sink.mjs'), [String(SMTP_PORT), String(SINK_HTTP_PORT)], {
+    stdio: 'inherit',
+  });
   await new Promise((resolvePromise, reject) => {
     child.once('message', resolvePromise);
     child.once('exit', () => reject(new Error('the SMTP sink exited')));
@@ -133,7 +135,9 @@ async function rounds(name, makeOptions) {
   const all = [];
   for (let i = 0; i < ROUNDS; i++) {
     const result = summarise(await run(makeOptions(i)));
-    log(`${name} round ${i + 1}: ${result.rps.toFixed(0)} ok req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.errors}`);
+    log(
+      `${name} round ${i + 1}: ${result.rps.toFixed(0)} ok req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.errors}`,
+    );
     all.push(result);
   }
   return {
@@ -145,7 +149,6 @@ async function rounds(name, makeOptions) {
 }
 
 const json = (token) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
-
 
 /** Waits until the sink has seen no new message for `quietMs` (the consumer's backlog is drained). */
 async function waitForQuiet(sink, quietMs = 2000) {
@@ -202,13 +205,26 @@ async function deliveryRound(ready, sink, count) {
 /** The baseline: a pooled nodemailer client sending `count` mails to the same server. */
 async function nodemailerRound(sink, count) {
   await sink.reset();
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: SMTP_PORT, secure: false, pool: true, maxConnections: CONNECTIONS, ignoreTLS: true });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: SMTP_PORT,
+    secure: false,
+    pool: true,
+    maxConnections: CONNECTIONS,
+    ignoreTLS: true,
+  });
   const started = performance.now();
   let next = 0;
   const worker = async () => {
     while (next < count) {
       const i = next++;
-      await transport.sendMail({ from: 'bench@bench.test', to: `n${i}@bench.test`, subject: `baseline ${i}`, text: 'bench', messageId: `<n${i}.${started}@bench.test>` });
+      await transport.sendMail({
+        from: 'bench@bench.test',
+        to: `n${i}@bench.test`,
+        subject: `baseline ${i}`,
+        text: 'bench',
+        messageId: `<n${i}.${started}@bench.test>`,
+      });
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
@@ -251,7 +267,10 @@ async function main() {
           method: 'POST',
           path: '/api/v1/emails',
           headers: json(ready.mailKey),
-          setupRequest: (req) => ({ ...req, body: JSON.stringify({ to: `q${mailSeq++}@bench.test`, subject: 'bench', text: 'hello' }) }),
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({ to: `q${mailSeq++}@bench.test`, subject: 'bench', text: 'hello' }),
+          }),
         },
       ],
     }));
@@ -281,7 +300,10 @@ async function main() {
     const codes = await sink.otpCodes();
     const verifiable = sessions.filter((s) => codes[s.sessionId]);
     const perRound = Math.floor(verifiable.length / ROUNDS);
-    if (perRound < 1) throw new Error(`no OTP code could be matched to a session (${sessions.length} sent, ${Object.keys(codes).length} codes at the sink)`);
+    if (perRound < 1)
+      throw new Error(
+        `no OTP code could be matched to a session (${sessions.length} sent, ${Object.keys(codes).length} codes at the sink)`,
+      );
     let verifySeq = 0;
     const verify = await rounds('POST /api/v1/instant-otp/verify', () => ({
       amount: perRound,
@@ -292,7 +314,10 @@ async function main() {
           headers: json(ready.publicOtpToken),
           setupRequest: (req) => {
             const s = verifiable[verifySeq++];
-            return { ...req, body: JSON.stringify({ sessionId: s.sessionId, email: s.email, code: codes[s.sessionId] }) };
+            return {
+              ...req,
+              body: JSON.stringify({ sessionId: s.sessionId, email: s.email, code: codes[s.sessionId] }),
+            };
           },
         },
       ],
@@ -302,7 +327,9 @@ async function main() {
     const baselines = [];
     for (let i = 0; i < ROUNDS; i++) {
       const d = await deliveryRound(ready, sink, DELIVERY_MAILS);
-      log(`delivery round ${i + 1}: ${d.mailsPerSecond.toFixed(0)} mails/s, lost ${d.lost}, duplicated ${d.duplicated}`);
+      log(
+        `delivery round ${i + 1}: ${d.mailsPerSecond.toFixed(0)} mails/s, lost ${d.lost}, duplicated ${d.duplicated}`,
+      );
       const b = await nodemailerRound(sink, DELIVERY_MAILS);
       log(`nodemailer round ${i + 1}: ${b.mailsPerSecond.toFixed(0)} mails/s`);
       deliveries.push(d);
@@ -319,9 +346,17 @@ async function main() {
       ['  ratio to bare route (goal >= 0.6)', (queue.rps / bare.rps).toFixed(2), ''],
       ['OTP verify, fresh sessions', `${verify.rps.toFixed(0)} req/s`, `p50 ${verify.p50} ms, p99 ${verify.p99} ms`],
       ['  ratio to bare route (goal >= 0.5)', (verify.rps / bare.rps).toFixed(2), ''],
-      ['instant OTP send, SMTP in request', `${otpSend.rps.toFixed(0)} req/s`, `p50 ${otpSend.p50} ms, p99 ${otpSend.p99} ms`],
+      [
+        'instant OTP send, SMTP in request',
+        `${otpSend.rps.toFixed(0)} req/s`,
+        `p50 ${otpSend.p50} ms, p99 ${otpSend.p99} ms`,
+      ],
       ['  ratio to bare route (goal >= 0.25)', (otpSend.rps / bare.rps).toFixed(2), ''],
-      [`delivery of ${DELIVERY_MAILS} queued mails`, `${delivery.toFixed(0)} mails/s`, `lost ${lost}, duplicated ${duplicated}`],
+      [
+        `delivery of ${DELIVERY_MAILS} queued mails`,
+        `${delivery.toFixed(0)} mails/s`,
+        `lost ${lost}, duplicated ${duplicated}`,
+      ],
       ['pooled nodemailer, same server (baseline)', `${baseline.toFixed(0)} mails/s`, ''],
       ['  delivery ratio to nodemailer (goal >= 0.5)', (delivery / baseline).toFixed(2), ''],
       ['peak memory of started processes', `${peakMiB.toFixed(0)} MiB`, 'wrangler, workerd, start script'],
@@ -329,13 +364,34 @@ async function main() {
     ];
     const width = Math.max(...rows.map((r) => r[0].length));
     const valueWidth = Math.max(...rows.map((r) => r[1].length));
-    console.log(`\npostcode benchmark: medians of ${ROUNDS} rounds, ${CONNECTIONS} connections, state in ${stateDir}, ${new Date().toISOString()}\n`);
-    for (const [name, value, note] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${note}`);
+    console.log(
+      `\npostcode benchmark: medians of ${ROUNDS} rounds, ${CONNECTIONS} connections, state in ${stateDir}, ${new Date().toISOString()}\n`,
+    );
+    for (const [name, value, note] of rows)
+      console.log(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${note}`);
     const out = join(root, `bench-results-${Date.now()}.json`);
     writeFileSync(
       out,
       JSON.stringify(
-        { rounds: ROUNDS, seconds: DURATION, connections: CONNECTIONS, stateDir, localObservability: process.env.BENCH_LOCAL_OBSERVABILITY === "1", bare, queue, verify, otpSend, delivery: { mailsPerSecond: delivery, baseline, lost, duplicated }, peakMiB, ratios: { queue: queue.rps / bare.rps, verify: verify.rps / bare.rps, otpSend: otpSend.rps / bare.rps, delivery: delivery / baseline } },
+        {
+          rounds: ROUNDS,
+          seconds: DURATION,
+          connections: CONNECTIONS,
+          stateDir,
+          localObservability: process.env.BENCH_LOCAL_OBSERVABILITY === '1',
+          bare,
+          queue,
+          verify,
+          otpSend,
+          delivery: { mailsPerSecond: delivery, baseline, lost, duplicated },
+          peakMiB,
+          ratios: {
+            queue: queue.rps / bare.rps,
+            verify: verify.rps / bare.rps,
+            otpSend: otpSend.rps / bare.rps,
+            delivery: delivery / baseline,
+          },
+        },
         null,
         2,
       ),

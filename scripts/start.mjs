@@ -110,10 +110,16 @@ async function ensureDemoAccount(adminToken) {
   }
   const admin = (path, body) => api(path, { method: 'POST', token: adminToken, body });
   const account = (await admin('/admin/v1/accounts', { name: 'Demo account' })).json.data;
-  const mailKey = (await admin(`/admin/v1/accounts/${account.id}/api-keys`, { scopes: ['mail_api'], name: 'demo mail' })).json.data;
-  const otpKey = (await admin(`/admin/v1/accounts/${account.id}/api-keys`, { scopes: ['server_otp'], name: 'demo server otp' })).json.data;
+  const mailKey = (
+    await admin(`/admin/v1/accounts/${account.id}/api-keys`, { scopes: ['mail_api'], name: 'demo mail' })
+  ).json.data;
+  const otpKey = (
+    await admin(`/admin/v1/accounts/${account.id}/api-keys`, { scopes: ['server_otp'], name: 'demo server otp' })
+  ).json.data;
   const token = (await admin(`/admin/v1/accounts/${account.id}/otp-tokens`, { allowedIps: [] })).json.data;
-  const sender = (await admin(`/admin/v1/accounts/${account.id}/senders`, { email: 'hello@demo.postcode.dev', name: 'Demo Sender' })).json.data;
+  const sender = (
+    await admin(`/admin/v1/accounts/${account.id}/senders`, { email: 'hello@demo.postcode.dev', name: 'Demo Sender' })
+  ).json.data;
   const demo = {
     accountId: account.id,
     mailKey: mailKey.key,
@@ -132,29 +138,64 @@ async function main() {
   const quiet = process.env.POSTCODE_QUIET === '1';
   mkdirSync(STATE_DIR, { recursive: true });
   log('applying D1 migrations (local)');
-  const migrate = spawnSync(bin('wrangler'), ['d1', 'migrations', 'apply', 'postcode', '--local', '--persist-to', STATE_DIR], {
-    cwd: root,
-    env: { ...process.env, PATH, CI: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
-    stdio: quiet ? 'ignore' : 'inherit',
-  });
+  const migrate = spawnSync(
+    bin('wrangler'),
+    ['d1', 'migrations', 'apply', 'postcode', '--local', '--persist-to', STATE_DIR],
+    {
+      cwd: root,
+      env: { ...process.env, PATH, CI: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+      stdio: quiet ? 'ignore' : 'inherit',
+    },
+  );
   if (migrate.status !== 0) throw new Error('D1 migrations failed');
 
   if (!SKIP_INBOX) {
-    start('inbox', bin('maildev'), ['--smtp', String(SMTP_PORT), '--web', String(INBOX_PORT), '--ip', '127.0.0.1', '--silent']);
+    start('inbox', bin('maildev'), [
+      '--smtp',
+      String(SMTP_PORT),
+      '--web',
+      String(INBOX_PORT),
+      '--ip',
+      '127.0.0.1',
+      '--silent',
+    ]);
     await waitFor(`http://127.0.0.1:${INBOX_PORT}/email`, 'maildev');
   }
 
-  const wranglerArgs = ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--persist-to', STATE_DIR,
-    '--show-interactive-dev-session=false', '--log-level', quiet ? 'error' : 'info',
-    '--var', `SMTP_HOST:127.0.0.1`, '--var', `SMTP_PORT:${SMTP_PORT}`, '--var', 'SMTP_SECURE:none',
-    '--var', `PUBLIC_BASE_URL:${baseUrl}`];
-  for (const extra of (process.env.POSTCODE_EXTRA_VARS ?? '').split(',').filter(Boolean)) wranglerArgs.push('--var', extra);
-  start('wrangler', bin('wrangler'), wranglerArgs, { CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false' });
+  const wranglerArgs = [
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(PORT),
+    '--persist-to',
+    STATE_DIR,
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    quiet ? 'error' : 'info',
+    '--var',
+    `SMTP_HOST:127.0.0.1`,
+    '--var',
+    `SMTP_PORT:${SMTP_PORT}`,
+    '--var',
+    'SMTP_SECURE:none',
+    '--var',
+    `PUBLIC_BASE_URL:${baseUrl}`,
+  ];
+  for (const extra of (process.env.POSTCODE_EXTRA_VARS ?? '').split(',').filter(Boolean))
+    wranglerArgs.push('--var', extra);
+  start('wrangler', bin('wrangler'), wranglerArgs, {
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    WRANGLER_SEND_METRICS: 'false',
+  });
   await waitFor(`${baseUrl}/health`, 'wrangler dev');
 
   const demo = await ensureDemoAccount(vars.ADMIN_TOKEN);
   mkdirSync(STATE_DIR, { recursive: true });
-  writeFileSync(join(STATE_DIR, 'postcode-ready.json'), JSON.stringify({ baseUrl, adminToken: vars.ADMIN_TOKEN, ...demo }));
+  writeFileSync(
+    join(STATE_DIR, 'postcode-ready.json'),
+    JSON.stringify({ baseUrl, adminToken: vars.ADMIN_TOKEN, ...demo }),
+  );
   log('ready');
   console.log(`
   postcode is running at ${baseUrl}

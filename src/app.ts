@@ -54,7 +54,8 @@ export function buildApp() {
   app.use('/api/v1/instant-otp/*', otpCors);
   app.use('/api/v1/otp/*', otpCors);
 
-  for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, templateRoutes, instantOtpRoutes]) app.route('/', routes);
+  for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, templateRoutes, instantOtpRoutes])
+    app.route('/', routes);
   for (const routes of [backendOtpRoutes, emailVerificationRoutes, adminRoutes]) app.route('/', routes);
   app.route('/', docsRoutes(app));
 

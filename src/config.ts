@@ -71,7 +71,10 @@ function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
 
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blank, schema.optional());
 const withDefault = <T extends z.ZodType>(schema: T, value: z.output<T>) =>
-  z.preprocess(blank, schema.optional().transform((v): z.output<T> => v ?? value));
+  z.preprocess(
+    blank,
+    schema.optional().transform((v): z.output<T> => v ?? value),
+  );
 
 /** `Name <addr>` or a bare address; the address and display name pass the same checks as a sender's. */
 const mailbox = z.string().transform((raw, ctx): Mailbox => {
@@ -132,22 +135,24 @@ const schema = z
     OTP_MAX_ATTEMPTS: withDefault(wholeNumber(1), 5),
     MAIL_RETRY_BASE_SECONDS: withDefault(wholeNumber(0), 10),
   })
-  .transform((vars): Config => ({
-    smtp: smtpOf(vars),
-    sender: vars.MAIL_FROM,
-    limits: {
-      mailPerKey: vars.RATE_MAIL_PER_KEY,
-      mailPerIp: vars.RATE_MAIL_PER_IP,
-      readPerCredential: vars.RATE_READ_PER_CREDENTIAL,
-      otpSendPerCredential: vars.RATE_OTP_SEND_PER_CREDENTIAL,
-      otpSendPerRecipient: vars.RATE_OTP_SEND_PER_RECIPIENT,
-      otpFailsPerRecipient: vars.RATE_OTP_FAILS_PER_RECIPIENT,
-    },
-    otp: { maxAttempts: vars.OTP_MAX_ATTEMPTS, pepper: vars.OTP_PEPPER ?? null },
-    retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS },
-    publicBaseUrl: vars.PUBLIC_BASE_URL ?? null,
-    adminToken: vars.ADMIN_TOKEN ?? null,
-  }));
+  .transform(
+    (vars): Config => ({
+      smtp: smtpOf(vars),
+      sender: vars.MAIL_FROM,
+      limits: {
+        mailPerKey: vars.RATE_MAIL_PER_KEY,
+        mailPerIp: vars.RATE_MAIL_PER_IP,
+        readPerCredential: vars.RATE_READ_PER_CREDENTIAL,
+        otpSendPerCredential: vars.RATE_OTP_SEND_PER_CREDENTIAL,
+        otpSendPerRecipient: vars.RATE_OTP_SEND_PER_RECIPIENT,
+        otpFailsPerRecipient: vars.RATE_OTP_FAILS_PER_RECIPIENT,
+      },
+      otp: { maxAttempts: vars.OTP_MAX_ATTEMPTS, pepper: vars.OTP_PEPPER ?? null },
+      retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS },
+      publicBaseUrl: vars.PUBLIC_BASE_URL ?? null,
+      adminToken: vars.ADMIN_TOKEN ?? null,
+    }),
+  );
 
 const parsed = new WeakMap<object, Config>();
 

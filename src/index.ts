@@ -2,7 +2,7 @@ import { buildApp } from './app';
 import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
-import { releaseHeldMail, type QueuedJob } from './queue/producer';
+import { type QueuedJob, releaseHeldMail } from './queue/producer';
 
 const app = buildApp();
 

@@ -2,7 +2,7 @@
 // contract's 4xx (never a 500, never a hang), with nothing stored, queued or sent.
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, call, inbox, newAccount, uniqueAddress, type ApiResponse, type TestAccount } from './support/api';
+import { type ApiResponse, admin, call, inbox, newAccount, type TestAccount, uniqueAddress } from './support/api';
 import {
   type CredentialKind,
   credentialFor,
@@ -13,6 +13,7 @@ import {
   tokenOf,
 } from './support/declared-routes';
 import { unknownSessionId } from './support/otp';
+import type { EmailList, SavedTemplate, TemplateList } from './support/responses';
 
 // Hundreds of requests per route: lift the rate limits so every case reaches validation.
 const UNLIMITED: Cloudflare.Env = {
@@ -56,7 +57,8 @@ const ROUTES: [string, BodyRoute][] = declaredRoutes()
       route.name,
       {
         method: route.method,
-        path: (ctx: Context) => fillPath(route, (param) => (param === 'accountId' ? ctx.account.accountId : ctx.templateId)),
+        path: (ctx: Context) =>
+          fillPath(route, (param) => (param === 'accountId' ? ctx.account.accountId : ctx.templateId)),
         credential: credentialFor(route),
         body: (ctx: Context) => ownValues(example, ctx),
         schema: route.jsonBody!.schema,
@@ -132,26 +134,42 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
     const freeText = isFreeText(property);
     const broken = route.lookups.includes(field) ? [400, 404] : [400];
     for (const wrong of wrongTypes(value, property)) {
-      cases.push({ name: `${field} = ${JSON.stringify(wrong)}`, send: withBody({ ...valid, [field]: wrong }), expect: [400] });
+      cases.push({
+        name: `${field} = ${JSON.stringify(wrong)}`,
+        send: withBody({ ...valid, [field]: wrong }),
+        expect: [400],
+      });
     }
     if (typeof value === 'string') {
       // Line breaks are content in a mail body; everywhere else they could reach a header or an SMTP command.
       for (const breaker of freeText ? ['\0'] : HEADER_BREAKERS) {
-        cases.push({ name: `${field} with ${JSON.stringify(breaker)}`, send: withBody({ ...valid, [field]: value + breaker }), expect: broken });
+        cases.push({
+          name: `${field} with ${JSON.stringify(breaker)}`,
+          send: withBody({ ...valid, [field]: value + breaker }),
+          expect: broken,
+        });
       }
     }
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       for (const [key, inner] of Object.entries(value)) {
         for (const breaker of ['\0', { nested: true }, ['a'], null]) {
           const broken = typeof breaker === 'string' ? `${String(inner)}${breaker}` : breaker;
-          cases.push({ name: `${field}.${key} = ${JSON.stringify(broken)}`, send: withBody({ ...valid, [field]: { ...value, [key]: broken } }), expect: [400] });
+          cases.push({
+            name: `${field}.${key} = ${JSON.stringify(broken)}`,
+            send: withBody({ ...valid, [field]: { ...value, [key]: broken } }),
+            expect: [400],
+          });
         }
       }
     }
   }
   cases.push(
     { name: 'unknown field', send: withBody({ ...valid, unexpected: 'x' }), expect: [400] },
-    { name: 'prototype pollution key', send: raw(`{"__proto__":{"admin":true},${JSON.stringify(valid).slice(1)}`, JSON_TYPE), expect: [400] },
+    {
+      name: 'prototype pollution key',
+      send: raw(`{"__proto__":{"admin":true},${JSON.stringify(valid).slice(1)}`, JSON_TYPE),
+      expect: [400],
+    },
     { name: 'null body', send: raw('null', JSON_TYPE), expect: [400] },
     { name: 'array body', send: raw(JSON.stringify([valid]), JSON_TYPE), expect: [400] },
     { name: 'string body', send: raw('"hello"', JSON_TYPE), expect: [400] },
@@ -159,8 +177,16 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
     ...(emptyBodyValid(route.schema) ? [] : [{ name: 'empty object', send: raw('{}', JSON_TYPE), expect: [400] }]),
     { name: 'invalid JSON', send: raw('{"to": "a@example.com",', JSON_TYPE), expect: [400] },
     { name: 'trailing garbage', send: raw(`${JSON.stringify(valid)} x`, JSON_TYPE), expect: [400] },
-    { name: 'invalid UTF-8', send: raw(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]), JSON_TYPE), expect: [400] },
-    { name: 'JSON nested 10,000 deep', send: raw(`${'['.repeat(10_000)}${']'.repeat(10_000)}`, JSON_TYPE), expect: [400] },
+    {
+      name: 'invalid UTF-8',
+      send: raw(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]), JSON_TYPE),
+      expect: [400],
+    },
+    {
+      name: 'JSON nested 10,000 deep',
+      send: raw(`${'['.repeat(10_000)}${']'.repeat(10_000)}`, JSON_TYPE),
+      expect: [400],
+    },
     {
       name: 'field nested 10,000 deep',
       send: raw(`{"${Object.keys(valid)[0]}":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`, JSON_TYPE),
@@ -171,7 +197,11 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
       send: raw(`{${Array.from({ length: 100_000 }, (_, i) => `"k${i}":0`).join(',')}}`, JSON_TYPE),
       expect: [400, 413],
     },
-    { name: 'over the limit with Content-Length', send: withBody({ ...valid, padding: 'x'.repeat(600 * 1024) }), expect: [413] },
+    {
+      name: 'over the limit with Content-Length',
+      send: withBody({ ...valid, padding: 'x'.repeat(600 * 1024) }),
+      expect: [413],
+    },
     {
       name: 'over the limit, chunked',
       send: raw(
@@ -187,7 +217,11 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
     },
     { name: 'missing Content-Type', send: raw(JSON.stringify(valid), {}), expect: [415] },
     { name: 'text/plain', send: raw(JSON.stringify(valid), { 'Content-Type': 'text/plain' }), expect: [415] },
-    { name: 'form encoded', send: raw('to=a%40example.com', { 'Content-Type': 'application/x-www-form-urlencoded' }), expect: [415] },
+    {
+      name: 'form encoded',
+      send: raw('to=a%40example.com', { 'Content-Type': 'application/x-www-form-urlencoded' }),
+      expect: [415],
+    },
     { name: 'multipart', send: raw('--x--', { 'Content-Type': 'multipart/form-data; boundary=x' }), expect: [415] },
   );
   return cases;
@@ -201,7 +235,11 @@ const AUTH_SHAPES: { name: string; header: (token: string) => string; expect: nu
   { name: 'only the scheme', header: () => 'Bearer', expect: [401] },
   { name: 'a 20 KB token', header: () => `Bearer pc_key_${'a'.repeat(20 * 1024)}`, expect: [401] },
   { name: 'CR/LF in the token', header: (t) => `Bearer ${t}%0d%0aX: y`, expect: [401] },
-  { name: 'the analytics secret as bearer', header: () => 'Bearer pc_otp_sec_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', expect: [401] },
+  {
+    name: 'the analytics secret as bearer',
+    header: () => 'Bearer pc_otp_sec_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    expect: [401],
+  },
   // Auth passes with a lower-case scheme (RFC 9110: schemes are case-insensitive); the empty body then fails.
   { name: 'lower-case scheme', header: (t) => `bearer ${t}`, expect: [400] },
 ];
@@ -212,7 +250,7 @@ describe.each(ROUTES)('%s', (_name, route) => {
   beforeAll(async () => {
     ctx.account = await newAccount('hostile');
     ctx.to = uniqueAddress('hostile');
-    const template = await call('POST', '/api/v1/templates', {
+    const template = await call<SavedTemplate>('POST', '/api/v1/templates', {
       token: ctx.account.mailKey,
       body: { name: 'base', subject: 'Hi {{name}}', textBody: 'Hello {{name}}' },
     });
@@ -224,7 +262,11 @@ describe.each(ROUTES)('%s', (_name, route) => {
     const failures: string[] = [];
     for (const testCase of bodyCases(route, ctx)) {
       const res = await testCase.send(ctx, route);
-      if (!testCase.expect.includes(res.status) || res.json?.success !== false || typeof res.json?.error?.code !== 'string') {
+      if (
+        !testCase.expect.includes(res.status) ||
+        res.json?.success !== false ||
+        typeof res.json?.error?.code !== 'string'
+      ) {
         failures.push(`${testCase.name}: ${res.status} ${JSON.stringify(res.json)?.slice(0, 200)}`);
       }
     }
@@ -245,17 +287,21 @@ describe.each(ROUTES)('%s', (_name, route) => {
 
   afterAll(async () => {
     // Nothing stored, queued or sent for this account.
-    const log = await call('GET', '/api/v1/emails', { token: ctx.account.mailKey });
+    const log = await call<EmailList>('GET', '/api/v1/emails', { token: ctx.account.mailKey });
     expect(log.json.data.total).toBe(0);
-    const templates = await call('GET', '/api/v1/templates', { token: ctx.account.mailKey });
-    expect(templates.json.data.items.map((t: { name: string }) => t.name)).toEqual(['base']);
+    const templates = await call<TemplateList>('GET', '/api/v1/templates', { token: ctx.account.mailKey });
+    expect(templates.json.data.items.map((t) => t.name)).toEqual(['base']);
     const history = await env.DB.prepare('SELECT COUNT(*) AS n FROM otp_verifications WHERE account_id = ?')
       .bind(ctx.account.accountId)
       .first<{ n: number }>();
     expect(history!.n).toBe(0);
-    const senders = await env.DB.prepare('SELECT COUNT(*) AS n FROM senders WHERE account_id = ?').bind(ctx.account.accountId).first<{ n: number }>();
+    const senders = await env.DB.prepare('SELECT COUNT(*) AS n FROM senders WHERE account_id = ?')
+      .bind(ctx.account.accountId)
+      .first<{ n: number }>();
     expect(senders!.n).toBe(1); // the one newAccount made
-    const keys = await env.DB.prepare('SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?').bind(ctx.account.accountId).first<{ n: number }>();
+    const keys = await env.DB.prepare('SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?')
+      .bind(ctx.account.accountId)
+      .first<{ n: number }>();
     expect(keys!.n).toBe(4);
     await new Promise((r) => setTimeout(r, 500));
     expect(await inbox(ctx.to)).toEqual([]);
@@ -294,13 +340,18 @@ describe('path ids', () => {
   });
 
   it('CR/LF and NUL in query strings are plain data on every route with a query', async () => {
-    const withQuery = declaredRoutes().filter((route) => route.queryParams.length > 0 && route.operation.security.length > 0);
+    const withQuery = declaredRoutes().filter(
+      (route) => route.queryParams.length > 0 && route.operation.security.length > 0,
+    );
     expect(withQuery.length).toBeGreaterThanOrEqual(5);
     for (const route of withQuery) {
       const headers: Record<string, string> = needsOtpSecret(route) ? { 'X-Otp-Secret': account.analyticsSecret } : {};
       for (const name of route.queryParams) {
         for (const value of ['1%0d%0aX:1', '%00', '1e3', '0x10', `1&${name}=2`]) {
-          const res = await call('GET', `${route.path}?${name}=${value}`, { token: tokenOf(account, credentialFor(route)), headers });
+          const res = await call('GET', `${route.path}?${name}=${value}`, {
+            token: tokenOf(account, credentialFor(route)),
+            headers,
+          });
           expect([200, 400], `${route.name} ?${name}=${value} → ${res.status}`).toContain(res.status);
         }
       }

@@ -4,7 +4,13 @@ import { config } from '../config';
 import type { Scope } from '../db/credentials';
 import type { AppEnv, GuardedEnv } from '../env';
 import { ApiError, type ErrorCode } from '../errors';
-import { type ApiKeyCredential, type Credential, clientIp, type PublicTokenCredential, resolveCredential } from './credentials';
+import {
+  type ApiKeyCredential,
+  type Credential,
+  clientIp,
+  type PublicTokenCredential,
+  resolveCredential,
+} from './credentials';
 import { sha256Hex, timingSafeEqualStrings } from './crypto';
 import { isIpAllowed } from './ip-allowlist';
 

@@ -86,9 +86,10 @@ export function isIpAllowed(allowlist: string[], clientIp: string | undefined): 
   return allowlist.some((entry) => {
     const range = parseIpRange(entry);
     if (!range) return false;
-    const comparable = range.version === 6 && range.prefix >= 96 && range.base >> 32n === 0xffffn
-      ? { version: 4 as const, base: range.base & 0xffffffffn, prefix: range.prefix - 96 }
-      : range;
+    const comparable =
+      range.version === 6 && range.prefix >= 96 && range.base >> 32n === 0xffffn
+        ? { version: 4 as const, base: range.base & 0xffffffffn, prefix: range.prefix - 96 }
+        : range;
     return contains(comparable, ip);
   });
 }

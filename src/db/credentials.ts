@@ -1,5 +1,5 @@
-import { newId, newSecret, nowIso } from '../ids';
 import { sha256Hex } from '../auth/crypto';
+import { newId, newSecret, nowIso } from '../ids';
 
 export const SCOPES = ['mail_api', 'server_otp'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -110,7 +110,14 @@ export async function createOtpToken(
     .prepare(
       'INSERT INTO otp_tokens (id, account_id, token_hash, secret_hash, allowed_ips, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     )
-    .bind(otpToken.id, accountId, await sha256Hex(token), otpToken.secretHash, JSON.stringify(allowedIps), otpToken.createdAt)
+    .bind(
+      otpToken.id,
+      accountId,
+      await sha256Hex(token),
+      otpToken.secretHash,
+      JSON.stringify(allowedIps),
+      otpToken.createdAt,
+    )
     .run();
   return { otpToken, token, analyticsSecret };
 }

@@ -1,6 +1,6 @@
 // The delivery state of stored emails, as the queue consumer moves it: leases, outcomes, freeze holds.
 import { nowIso } from '../ids';
-import { SELECT_EMAIL, toEmail, type EmailRecord, type EmailRow, type EmailStatus } from './emails';
+import { type EmailRecord, type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
 
 export type DeliveryOutcome = { id: string; status: EmailStatus; reply: string | null };
 
@@ -42,7 +42,11 @@ export type DeliveryClaim =
  * (queues deliver at least once) cannot both send one. One round trip for the whole batch: the
  * update and the read run in one transaction.
  */
-export async function claimForDelivery(db: D1Database, ids: string[], leaseSeconds: number): Promise<Map<string, DeliveryClaim>> {
+export async function claimForDelivery(
+  db: D1Database,
+  ids: string[],
+  leaseSeconds: number,
+): Promise<Map<string, DeliveryClaim>> {
   const now = new Date();
   const owner = crypto.randomUUID();
   const idList = JSON.stringify(ids);
@@ -75,7 +79,9 @@ export async function claimForDelivery(db: D1Database, ids: string[], leaseSecon
 /** Freeze mode: park a NORMAL email until release. */
 export async function holdEmail(db: D1Database, id: string): Promise<void> {
   await db
-    .prepare(`UPDATE emails SET held = 1, lease_until = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'QUEUED'`)
+    .prepare(
+      `UPDATE emails SET held = 1, lease_until = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'QUEUED'`,
+    )
     .bind(nowIso(), id)
     .run();
 }

@@ -50,9 +50,18 @@ export async function claimIdempotencyKey(db: D1Database, accountId: string, key
   return { claimed: record.claimId === claimId, claimId, record };
 }
 
-export async function completeIdempotencyKey(db: D1Database, accountId: string, key: string, claimId: string, status: number, body: string) {
+export async function completeIdempotencyKey(
+  db: D1Database,
+  accountId: string,
+  key: string,
+  claimId: string,
+  status: number,
+  body: string,
+) {
   await db
-    .prepare('UPDATE idempotency_records SET response_status = ?, response_body = ? WHERE account_id = ? AND idem_key = ? AND claim_id = ?')
+    .prepare(
+      'UPDATE idempotency_records SET response_status = ?, response_body = ? WHERE account_id = ? AND idem_key = ? AND claim_id = ?',
+    )
     .bind(status, body, accountId, key, claimId)
     .run();
 }

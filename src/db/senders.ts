@@ -34,7 +34,9 @@ export async function findSender(db: D1Database, accountId: string, id: string):
 /** A verified sender of this account with this address (case-insensitive), for OTP `from` overrides. */
 export async function findSenderByEmail(db: D1Database, accountId: string, email: string): Promise<Sender | null> {
   const row = await db
-    .prepare('SELECT id, account_id, email, name, verified FROM senders WHERE account_id = ? AND lower(email) = lower(?) LIMIT 1')
+    .prepare(
+      'SELECT id, account_id, email, name, verified FROM senders WHERE account_id = ? AND lower(email) = lower(?) LIMIT 1',
+    )
     .bind(accountId, email)
     .first<SenderRow>();
   return row ? toSender(row) : null;

@@ -11,7 +11,9 @@ const toSettings = (row: SettingsRow): Settings => ({
 });
 
 export async function getSettings(db: D1Database): Promise<Settings> {
-  const row = await db.prepare('SELECT frozen, daily_allowance, updated_at FROM settings WHERE id = 1').first<SettingsRow>();
+  const row = await db
+    .prepare('SELECT frozen, daily_allowance, updated_at FROM settings WHERE id = 1')
+    .first<SettingsRow>();
   return row ? toSettings(row) : { frozen: false, dailyAllowance: null, updatedAt: nowIso(new Date(0)) };
 }
 

@@ -58,7 +58,9 @@ export async function findTemplate(db: D1Database, accountId: string, id: string
 export async function listTemplates(db: D1Database, accountId: string, page: number, limit: number) {
   const [rows, count] = await db.batch([
     db
-      .prepare(`SELECT ${COLUMNS} FROM templates WHERE account_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${COLUMNS} FROM templates WHERE account_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+      )
       .bind(accountId, limit, (page - 1) * limit),
     db.prepare('SELECT COUNT(*) AS total FROM templates WHERE account_id = ?').bind(accountId),
   ]);

@@ -37,7 +37,8 @@ export class HitLogs {
   /** Whether anything was ever persisted here (the table is created on the first persisted hit). */
   hasTable(create = false): boolean {
     if (!this.tableReady) {
-      this.tableReady = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'log_hits'").toArray().length > 0;
+      this.tableReady =
+        this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'log_hits'").toArray().length > 0;
       if (!this.tableReady && create) {
         this.sql.exec('CREATE TABLE log_hits (log TEXT NOT NULL, at INTEGER NOT NULL)');
         this.sql.exec('CREATE INDEX log_hits_by_log ON log_hits (log, at)');

@@ -123,7 +123,11 @@ export class OtpRecipient extends DurableObject {
   /** Checks a code; a wrong one counts against the session's attempts and the recipient's `failureLimit`. */
   async verify(attempt: VerifyAttempt, failureLimit: WindowRule): Promise<VerifyOutcome> {
     const row = this.row(attempt.sessionId);
-    if (!row || row.channel !== attempt.channel || (attempt.accountId !== null && row.account_id !== attempt.accountId)) {
+    if (
+      !row ||
+      row.channel !== attempt.channel ||
+      (attempt.accountId !== null && row.account_id !== attempt.accountId)
+    ) {
       return { result: 'not_found' };
     }
     const failures = this.logs.peek(FAILURES, failureLimit);
@@ -137,8 +141,18 @@ export class OtpRecipient extends DurableObject {
     }
     if (attempt.codeLength !== row.digits) return { result: 'malformed' };
     if (sameHash(attempt.codeHash, row.code_hash) && attempt.email.toLowerCase() === row.email) {
-      this.ctx.storage.sql.exec(`UPDATE sessions SET state = 'verified', verified_at = ?, code_hash = '' WHERE id = ?`, now, row.id);
-      return { result: 'verified', accountId: row.account_id, email: row.email, sentAt: row.created_at, verifiedAt: now };
+      this.ctx.storage.sql.exec(
+        `UPDATE sessions SET state = 'verified', verified_at = ?, code_hash = '' WHERE id = ?`,
+        now,
+        row.id,
+      );
+      return {
+        result: 'verified',
+        accountId: row.account_id,
+        email: row.email,
+        sentAt: row.created_at,
+        verifiedAt: now,
+      };
     }
     const attempts = row.attempts + 1;
     this.ctx.storage.sql.exec(
@@ -170,7 +184,9 @@ export class OtpRecipient extends DurableObject {
     const sql = this.ctx.storage.sql;
     sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now - KEEP_AFTER_EXPIRY_MS);
     const oldest = sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM sessions').one().at;
-    const due = [oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS, this.logs.prune(now)].filter((at) => at !== null);
+    const due = [oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS, this.logs.prune(now)].filter(
+      (at) => at !== null,
+    );
     if (due.length > 0) await this.ctx.storage.setAlarm(Math.min(...due));
   }
 }

@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import type { Credential } from '../auth/credentials';
 import { clientIp } from '../auth/credentials';
 import { config, type RateLimits } from '../config';
 import type { RateDecision, WindowRule } from '../durable-objects/hit-logs';
-import type { Credential } from '../auth/credentials';
 import type { Bindings, GuardedEnv } from '../env';
 import { ApiError } from '../errors';
 

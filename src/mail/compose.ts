@@ -1,8 +1,8 @@
 import { defaultSender, type Mailbox } from '../config';
-import type { Bindings } from '../env';
 import type { NewEmail, Priority } from '../db/emails';
 import { findSender } from '../db/senders';
 import { findTemplate } from '../db/templates';
+import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, nowIso } from '../ids';
 import { escapeHtml, fillTemplate, missingVars, type TemplateVars } from './template';

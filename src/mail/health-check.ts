@@ -4,7 +4,10 @@ import type { MailRequest } from './compose';
  * The fixed message of POST /api/v1/templates/send-test: proves the account can get mail out.
  * The account name goes in through a variable, so it is HTML-escaped like any template value.
  */
-export function healthCheckMessage(accountName: string, now: Date): Pick<MailRequest, 'subject' | 'text' | 'html' | 'vars'> {
+export function healthCheckMessage(
+  accountName: string,
+  now: Date,
+): Pick<MailRequest, 'subject' | 'text' | 'html' | 'vars'> {
   const sentence = 'It was queued at {{queuedAt}}. If you can read it, mail from this account is being delivered.';
   return {
     subject: 'postcode test email',

@@ -80,7 +80,9 @@ const mailerPrototype = WorkerMailer.prototype as unknown as MailerInternals;
 const authenticate = mailerPrototype.auth;
 mailerPrototype.auth = async function (this: MailerInternals) {
   if (this.startTls && !this.secure && !this.supportsStartTls) {
-    throw new Error('the SMTP server does not offer STARTTLS (SMTP_SECURE=starttls): refusing to continue in plaintext');
+    throw new Error(
+      'the SMTP server does not offer STARTTLS (SMTP_SECURE=starttls): refusing to continue in plaintext',
+    );
   }
   return authenticate.call(this);
 };
@@ -170,7 +172,11 @@ export function dropConnection(pending: PendingConnection): void {
  * Sends one message over a new (or already opening) connection. Connection failures come back as
  * outcomes too. QUIT runs after the caller has its outcome: the server has already taken the mail.
  */
-export async function sendOnce(config: SmtpConfig, mail: OutgoingMail, pending = startConnecting(config)): Promise<SmtpOutcome> {
+export async function sendOnce(
+  config: SmtpConfig,
+  mail: OutgoingMail,
+  pending = startConnecting(config),
+): Promise<SmtpOutcome> {
   const connection = await pending;
   if (!(connection instanceof SmtpConnection)) return connection;
   try {

@@ -9,10 +9,14 @@ function nextUtcMidnight(now: Date): Date {
 
 function dailyLimitReached(now: Date): ApiError {
   const resetAt = nextUtcMidnight(now);
-  return new ApiError('DAILY_LIMIT_REACHED', 'The daily sending allowance is used up; it resets at resetAt (UTC midnight)', {
-    resetAt: resetAt.toISOString(),
-    headers: { 'Retry-After': String(Math.max(Math.ceil((resetAt.getTime() - now.getTime()) / 1000), 1)) },
-  });
+  return new ApiError(
+    'DAILY_LIMIT_REACHED',
+    'The daily sending allowance is used up; it resets at resetAt (UTC midnight)',
+    {
+      resetAt: resetAt.toISOString(),
+      headers: { 'Retry-After': String(Math.max(Math.ceil((resetAt.getTime() - now.getTime()) / 1000), 1)) },
+    },
+  );
 }
 
 /**

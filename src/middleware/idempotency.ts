@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { sha256Hex } from '../auth/crypto';
 import type { Credential } from '../auth/credentials';
+import { sha256Hex } from '../auth/crypto';
 import { abandonIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey } from '../db/idempotency';
 import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';

@@ -29,7 +29,10 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
 
 const HEADERS = {
   'X-Request-Id': { description: 'Identifies this request in the service logs', schema: { type: 'string' } },
-  'RateLimit-Limit': { description: 'Requests allowed in the window of the tightest bucket', schema: { type: 'integer' } },
+  'RateLimit-Limit': {
+    description: 'Requests allowed in the window of the tightest bucket',
+    schema: { type: 'integer' },
+  },
   'RateLimit-Remaining': { description: 'Requests left in that window', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until that window has room again', schema: { type: 'integer' } },
   'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer' } },
@@ -46,7 +49,9 @@ export const headerRef = (name: string) => ({ $ref: `#/components/headers/${name
 /** `postApiV1TemplatesTemplateId` for POST /api/v1/templates/{templateId}; `getIndex` for GET /. */
 export function operationId(method: string, path: string): string {
   if (path === '/') return `${method}Index`;
-  const words = path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
+  const words = path
+    .replace(/[{}]/g, '')
+    .replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
   return `${method}${words}`;
 }
 
@@ -66,14 +71,19 @@ export function errorResponses(codes: ErrorCode[], options: { rateLimitHeaders: 
           'X-Request-Id': headerRef('X-Request-Id'),
           ...(status === 429 ? { 'Retry-After': headerRef('Retry-After') } : {}),
           ...(status === 429 && options.rateLimitHeaders
-            ? Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, headerRef(h)]))
+            ? Object.fromEntries(
+                ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, headerRef(h)]),
+              )
             : {}),
         },
         content: {
           'application/json': {
             schema: errorEnvelope(statusCodes as [ErrorCode, ...ErrorCode[]]),
             examples: Object.fromEntries(
-              statusCodes.map((code) => [code, { value: { success: false, error: { code, message: ERROR_EXAMPLES[code] } } }]),
+              statusCodes.map((code) => [
+                code,
+                { value: { success: false, error: { code, message: ERROR_EXAMPLES[code] } } },
+              ]),
             ),
           },
         },
@@ -111,7 +121,8 @@ export function registerComponents(app: OpenAPIHono<AppEnv>) {
     scheme: 'bearer',
     description: 'The operator token (ADMIN_TOKEN)',
   });
-  for (const [name, header] of Object.entries(HEADERS)) registry.registerComponent('headers', name, header as HeaderObject);
+  for (const [name, header] of Object.entries(HEADERS))
+    registry.registerComponent('headers', name, header as HeaderObject);
 }
 
 export function buildDocument(app: OpenAPIHono<AppEnv>, serverUrl: string) {

@@ -16,7 +16,9 @@ const keys = new Map<string, Promise<CryptoKey>>();
 function hmacKey(pepper: string): Promise<CryptoKey> {
   let key = keys.get(pepper);
   if (!key) {
-    key = crypto.subtle.importKey('raw', new TextEncoder().encode(pepper), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    key = crypto.subtle.importKey('raw', new TextEncoder().encode(pepper), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+    ]);
     keys.set(pepper, key);
   }
   return key;
@@ -27,4 +29,3 @@ export async function hashCode(pepper: string, sessionId: string, code: string):
   const mac = await crypto.subtle.sign('HMAC', await hmacKey(pepper), new TextEncoder().encode(sessionId + code));
   return toHex(new Uint8Array(mac));
 }
-

@@ -1,13 +1,13 @@
 // The one OTP engine behind every flavour (instant, legacy alias, backend, email verification).
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
-import { config, defaultSender, otpPepper, requireSmtp, type Mailbox } from '../config';
+import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
 import { listVerifications, recordVerification, type VerificationEntry } from '../db/otp-history';
 import { findSenderByEmail } from '../db/senders';
 import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
-import { bucketRule, rateLimitError, type RateLimitCode } from '../limits/rate-limit';
+import { bucketRule, type RateLimitCode, rateLimitError } from '../limits/rate-limit';
 import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
 import { generateCode, hashCode } from './codes';
@@ -81,11 +81,19 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     });
   if (!perRecipient.allowed) {
     dropConnection(connecting);
-    throw rateLimitError(caller.rateLimitCode, perRecipient, 'Too many codes sent to this address: retry after Retry-After');
+    throw rateLimitError(
+      caller.rateLimitCode,
+      perRecipient,
+      'Too many codes sent to this address: retry after Retry-After',
+    );
   }
 
   const subject = request.subject ?? DEFAULT_OTP_SUBJECT;
-  const { text, html } = renderOtpMail({ code, verificationLine: request.verificationLine, expiresInSeconds: request.expiresInSeconds });
+  const { text, html } = renderOtpMail({
+    code,
+    verificationLine: request.verificationLine,
+    expiresInSeconds: request.expiresInSeconds,
+  });
   const outcome = await sendOnce(
     smtp,
     { from, to: [request.email], subject, text, html, messageId: `<${sessionId}@${from.email.split('@').pop()}>` },
@@ -119,7 +127,11 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
     object !== null &&
     (await object.rotateCode(job.sessionId, job.accountId, await hashCode(otpPepper(env), job.sessionId, code)));
   if (!rotated) return { kind: 'accepted' as const }; // verified, expired or gone: nothing to send
-  const { text, html } = renderOtpMail({ code, verificationLine: job.verificationLine, expiresInSeconds: remainingSeconds });
+  const { text, html } = renderOtpMail({
+    code,
+    verificationLine: job.verificationLine,
+    expiresInSeconds: remainingSeconds,
+  });
   return sendOnce(requireSmtp(env), {
     from: job.from,
     to: [job.email],

@@ -58,7 +58,10 @@ export function stateMessage(state: PageState): { tone: 'info' | 'success' | 'er
     case 'expired':
       return { tone: 'error', text: 'This code has expired or is no longer valid. Request a new one.' };
     case 'error':
-      return { tone: 'error', text: 'Something went wrong on our side. Please open the link from the email again in a moment.' };
+      return {
+        tone: 'error',
+        text: 'Something went wrong on our side. Please open the link from the email again in a moment.',
+      };
   }
 }
 

@@ -7,11 +7,11 @@ import { classifySmtpError, type SmtpOutcome } from '../mail/smtp';
 import { resendOtp } from '../otp/engine';
 import { deliverEmails } from './deliver-email';
 import {
-  readJob,
   type JobKind,
   type MailJob,
   type OtpRetryJob,
   type QueuedJob,
+  readJob,
   type VerificationHistoryJob,
 } from './producer';
 

@@ -1,10 +1,10 @@
 // Email jobs: a batch of queued emails delivered over one SMTP connection.
 import type { SmtpConfig } from '../config';
-import { claimForDelivery, holdEmail, recordDeliveryOutcomes, type DeliveryOutcome } from '../db/delivery';
+import { claimForDelivery, type DeliveryOutcome, holdEmail, recordDeliveryOutcomes } from '../db/delivery';
 import type { EmailRecord } from '../db/emails';
 import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
-import { classifySmtpError, SmtpConnection, type OutgoingMail, type SmtpOutcome } from '../mail/smtp';
+import { classifySmtpError, type OutgoingMail, SmtpConnection, type SmtpOutcome } from '../mail/smtp';
 import type { Delivery, Retry } from './consumer';
 import type { EmailJob } from './producer';
 
@@ -39,7 +39,11 @@ export async function deliverEmails(
   const leaseSeconds = DELIVERY_LEASE_SECONDS + deliveries.length * 20;
   const [{ frozen }, claims] = await Promise.all([
     getSettings(env.DB),
-    claimForDelivery(env.DB, deliveries.map((d) => d.job.emailId), leaseSeconds),
+    claimForDelivery(
+      env.DB,
+      deliveries.map((d) => d.job.emailId),
+      leaseSeconds,
+    ),
   ]);
   const outcomes: DeliveryOutcome[] = [];
   const settle: (() => void)[] = [];

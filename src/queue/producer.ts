@@ -1,5 +1,5 @@
 import type { Mailbox } from '../config';
-import { clearHeld, insertEmail, listHeldEmailIds, unstoreEmail, type NewEmail } from '../db/emails';
+import { clearHeld, insertEmail, listHeldEmailIds, type NewEmail, unstoreEmail } from '../db/emails';
 import type { VerificationEntry } from '../db/otp-history';
 import type { Bindings } from '../env';
 

@@ -28,7 +28,10 @@ const createAccountRoute = route({
   summary: 'Create an account',
   body: schema.createAccountBody,
   bodyExample: { name: 'Acme' },
-  success: { status: 201, content: json(schema.accountResponse, { success: true, data: { id: ACCOUNT_ID, name: 'Acme' } }) },
+  success: {
+    status: 201,
+    content: json(schema.accountResponse, { success: true, data: { id: ACCOUNT_ID, name: 'Acme' } }),
+  },
 });
 
 const createApiKeyRoute = route({
@@ -56,7 +59,10 @@ const revokeApiKeyRoute = route({
   params: schema.keyIdParam,
   success: {
     status: 200,
-    content: json(schema.apiKeyRevokedResponse, { success: true, data: { id: 'key_q3w7zk2mx4ncd5ty8hbe', revoked: true } }),
+    content: json(schema.apiKeyRevokedResponse, {
+      success: true,
+      data: { id: 'key_q3w7zk2mx4ncd5ty8hbe', revoked: true },
+    }),
   },
 });
 
@@ -147,7 +153,9 @@ export const adminRoutes = router()
     const sender = await createSender(c.env.DB, account.id, email, name ?? null);
     return c.json({ success: true as const, data: { id: sender.id, email: sender.email, name: sender.name } }, 201);
   })
-  .openapi(getSettingsRoute, async (c) => c.json({ success: true as const, data: settingsView(await getSettings(c.env.DB)) }, 200))
+  .openapi(getSettingsRoute, async (c) =>
+    c.json({ success: true as const, data: settingsView(await getSettings(c.env.DB)) }, 200),
+  )
   .openapi(updateSettingsRoute, async (c) => {
     const settings = await updateSettings(c.env.DB, c.req.valid('json'));
     // Unfreezing releases every held email (also when it was not frozen: releasing is idempotent).

@@ -3,7 +3,12 @@ import { config } from '../config';
 import { ApiError } from '../errors';
 import { nowIso } from '../ids';
 import { otpStatus, sendOtp } from '../otp/engine';
-import { emailVerificationSendResponse, serverSendBody, sessionIdParam, verificationStatusResponse } from '../schemas/otp';
+import {
+  emailVerificationSendResponse,
+  serverSendBody,
+  sessionIdParam,
+  verificationStatusResponse,
+} from '../schemas/otp';
 import { OTP_SENT, otpCaller, SESSION_ID, verifyLink, verifyRoutes } from './otp';
 import { json, route, router } from './route';
 

@@ -3,10 +3,13 @@ import { requireSmtp } from '../config';
 import { listEmails } from '../db/emails';
 import { composeEmail } from '../mail/compose';
 import { submitEmail } from '../mail/submit';
-import { emailListResponse, pageQuery, queueEmailBody, queuedResponse } from '../schemas/emails';
+import { emailListResponse, pageQuery, queuedResponse, queueEmailBody } from '../schemas/emails';
 import { json, route, router } from './route';
 
-export const QUEUED_EXAMPLE = { success: true as const, data: { id: 'em_5kq2x7cu3ypmx4ndzv2a', status: 'QUEUED' as const } };
+export const QUEUED_EXAMPLE = {
+  success: true as const,
+  data: { id: 'em_5kq2x7cu3ypmx4ndzv2a', status: 'QUEUED' as const },
+};
 
 /** Errors of every route that queues mail (routes 1, 3, 4). */
 export const QUEUE_ERRORS = ['SENDER_NOT_VERIFIED', 'SMTP_NOT_CONFIGURED'] as const;

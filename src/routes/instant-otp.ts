@@ -112,7 +112,11 @@ export const instantOtpRoutes = router()
   })
   // 10. Send (no `email` in the response)
   .openapi(legacySend, async (c) => {
-    const { sessionId, expiresAt, sent } = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
+    const { sessionId, expiresAt, sent } = await sendOtp(
+      c.env,
+      caller(c.var.credential.accountId),
+      c.req.valid('json'),
+    );
     return c.json({ success: true as const, data: { sessionId, expiresAt, sent } }, 200);
   })
   // 11. Verify

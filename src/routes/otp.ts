@@ -1,6 +1,7 @@
 // What the four OTP flavours share: examples, the verify route, and the links a client follows.
-import type { Guard } from '../auth/guards';
+
 import type { Credential } from '../auth/credentials';
+import type { Guard } from '../auth/guards';
 import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { GuardedEnv } from '../env';
 import type { RateLimitCode } from '../limits/rate-limit';
@@ -9,8 +10,14 @@ import { verifyError, verifyOtp } from '../otp/engine';
 import { verifyBody, verifyResponse } from '../schemas/otp';
 import { json, route, router, type Tag } from './route';
 
-export const SESSION_ID = 'otp_5c1f0e9a7b3d42e8a6f0c4b2d9e17a3f8b6c0d5e2a9f4b7c1e3d6a8f0b2c4e6d_b3ghkq4mz2ytw6xrc7n5jd2pva';
-export const OTP_SENT = { sessionId: SESSION_ID, expiresAt: '2026-11-21T22:55:00.000Z', email: 'ada@example.com', sent: true };
+export const SESSION_ID =
+  'otp_5c1f0e9a7b3d42e8a6f0c4b2d9e17a3f8b6c0d5e2a9f4b7c1e3d6a8f0b2c4e6d_b3ghkq4mz2ytw6xrc7n5jd2pva';
+export const OTP_SENT = {
+  sessionId: SESSION_ID,
+  expiresAt: '2026-11-21T22:55:00.000Z',
+  email: 'ada@example.com',
+  sent: true,
+};
 export const HISTORY_ENTRY = {
   id: 'ver_x2m4kq7fz3nwd5ty8hcb',
   email: 'ada@example.com',

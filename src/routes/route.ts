@@ -81,7 +81,9 @@ export type DeclaredRoute<T extends Shape> = {
   request: {
     params: T['params'];
     query: T['query'];
-    body: T['body'] extends z.ZodType ? { required: true; content: { 'application/json': { schema: T['body'] } } } : undefined;
+    body: T['body'] extends z.ZodType
+      ? { required: true; content: { 'application/json': { schema: T['body'] } } }
+      : undefined;
   };
   responses: { [K in T['status']]: { description: string; content: T['content'] } };
 };
@@ -127,22 +129,34 @@ export function route<
   ];
   const headers = {
     'X-Request-Id': headerRef('X-Request-Id'),
-    ...(d.limit ? Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, headerRef(h)])) : {}),
+    ...(d.limit
+      ? Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, headerRef(h)]))
+      : {}),
     ...(d.idempotent ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}),
   };
   const body = d.body
-    ? { required: true, content: { 'application/json': { schema: d.body, ...(d.bodyExample ? { example: d.bodyExample } : {}) } } }
+    ? {
+        required: true,
+        content: { 'application/json': { schema: d.body, ...(d.bodyExample ? { example: d.bodyExample } : {}) } },
+      }
     : d.form
       ? { required: true, content: { [d.form.mediaType]: { schema: d.form.schema, example: d.form.example } } }
       : undefined;
-  const responses: Record<string, { description: string; content?: object; headers?: object }> = errorResponses(errors, {
-    rateLimitHeaders: Boolean(d.limit),
-  });
+  const responses: Record<string, { description: string; content?: object; headers?: object }> = errorResponses(
+    errors,
+    {
+      rateLimitHeaders: Boolean(d.limit),
+    },
+  );
   // A page shares its status with the JSON error of that status (e.g. the hosted page's 500).
   for (const [status, page] of Object.entries(d.pages ?? {})) {
     const error = responses[status];
     responses[status] = error
-      ? { ...error, description: `${page.description}; JSON: ${error.description}`, content: { ...page.content, ...error.content } }
+      ? {
+          ...error,
+          description: `${page.description}; JSON: ${error.description}`,
+          content: { ...page.content, ...error.content },
+        }
       : { ...page, headers };
   }
   const declared = createRoute({
@@ -197,6 +211,10 @@ export function router() {
   });
   const register = app.openapi;
   app.openapi = ((declared: object, handler: Parameters<typeof withIdempotency>[0], hook: unknown) =>
-    register(declared as never, (IDEMPOTENT in declared ? withIdempotency(handler) : handler) as never, hook as never)) as never;
+    register(
+      declared as never,
+      (IDEMPOTENT in declared ? withIdempotency(handler) : handler) as never,
+      hook as never,
+    )) as never;
   return app;
 }

@@ -1,7 +1,14 @@
 import { mailApi } from '../auth/guards';
 import { requireSmtp } from '../config';
 import { findAccount } from '../db/accounts';
-import { createTemplate, deleteTemplate, findTemplate, listTemplates, type Template, updateTemplate } from '../db/templates';
+import {
+  createTemplate,
+  deleteTemplate,
+  findTemplate,
+  listTemplates,
+  type Template,
+  updateTemplate,
+} from '../db/templates';
 import { ApiError } from '../errors';
 import { composeEmail } from '../mail/compose';
 import { healthCheckMessage } from '../mail/health-check';
@@ -46,7 +53,10 @@ const sendWithTemplate = route({
   bodyExample: { to: 'ada@example.com', templateId: TEMPLATE.id, vars: { name: 'Ada' } },
   success: {
     status: 200,
-    content: json(schema.templateQueuedResponse, { success: true, data: { ...QUEUED_EXAMPLE.data, templateId: TEMPLATE.id } }),
+    content: json(schema.templateQueuedResponse, {
+      success: true,
+      data: { ...QUEUED_EXAMPLE.data, templateId: TEMPLATE.id },
+    }),
   },
   errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND'],
 });
@@ -77,7 +87,12 @@ const list = route({
     status: 200,
     content: json(schema.templateListResponse, {
       success: true,
-      data: { page: 1, limit: 20, total: 1, items: [{ id: TEMPLATE.id, name: TEMPLATE.name, subject: TEMPLATE.subject, updatedAt: UPDATED_AT }] },
+      data: {
+        page: 1,
+        limit: 20,
+        total: 1,
+        items: [{ id: TEMPLATE.id, name: TEMPLATE.name, subject: TEMPLATE.subject, updatedAt: UPDATED_AT }],
+      },
     }),
   },
 });
@@ -90,7 +105,12 @@ const create = route({
   guard: mailApi,
   limit: { bucket: 'read' },
   body: schema.createTemplateBody,
-  bodyExample: { name: TEMPLATE.name, subject: TEMPLATE.subject, htmlBody: TEMPLATE.htmlBody, textBody: TEMPLATE.textBody },
+  bodyExample: {
+    name: TEMPLATE.name,
+    subject: TEMPLATE.subject,
+    htmlBody: TEMPLATE.htmlBody,
+    textBody: TEMPLATE.textBody,
+  },
   success: {
     status: 201,
     content: json(schema.templateCreatedResponse, { success: true, data: { ...TEMPLATE, updatedAt: UPDATED_AT } }),
@@ -98,7 +118,10 @@ const create = route({
       getTemplate: { operationId: 'getApiV1TemplatesTemplateId', ...BY_ID },
       updateTemplate: { operationId: 'putApiV1TemplatesTemplateId', ...BY_ID },
       deleteTemplate: { operationId: 'deleteApiV1TemplatesTemplateId', ...BY_ID },
-      sendWithTemplate: { operationId: 'postApiV1TemplatesSend', requestBody: { templateId: '$response.body#/data/id' } },
+      sendWithTemplate: {
+        operationId: 'postApiV1TemplatesSend',
+        requestBody: { templateId: '$response.body#/data/id' },
+      },
     },
   },
 });
@@ -143,7 +166,10 @@ const remove = route({
   guard: mailApi,
   limit: { bucket: 'read' },
   params: schema.templateIdParam,
-  success: { status: 200, content: json(schema.templateDeletedResponse, { success: true, data: { id: TEMPLATE.id, deleted: true } }) },
+  success: {
+    status: 200,
+    content: json(schema.templateDeletedResponse, { success: true, data: { id: TEMPLATE.id, deleted: true } }),
+  },
   errors: ['TEMPLATE_NOT_FOUND'],
 });
 
@@ -152,14 +178,20 @@ export const templateRoutes = router()
     requireSmtp(c.env);
     const email = await composeEmail(c.env, c.var.credential.accountId, c.req.valid('json'));
     await submitEmail(c.env, email, { countTowardsAllowance: false });
-    return c.json({ success: true as const, data: { id: email.id, status: 'QUEUED' as const, templateId: email.templateId! } }, 200);
+    return c.json(
+      { success: true as const, data: { id: email.id, status: 'QUEUED' as const, templateId: email.templateId! } },
+      200,
+    );
   })
   .openapi(sendTest, async (c) => {
     requireSmtp(c.env);
     const body = c.req.valid('json');
     const accountId = c.var.credential.accountId;
     const account = await findAccount(c.env.DB, accountId);
-    const email = await composeEmail(c.env, accountId, { ...body, ...healthCheckMessage(account?.name ?? accountId, new Date()) });
+    const email = await composeEmail(c.env, accountId, {
+      ...body,
+      ...healthCheckMessage(account?.name ?? accountId, new Date()),
+    });
     await submitEmail(c.env, email, { countTowardsAllowance: false });
     return c.json({ success: true as const, data: { id: email.id, status: 'QUEUED' as const } }, 200);
   })
@@ -177,7 +209,10 @@ export const templateRoutes = router()
       htmlBody: body.htmlBody ?? '',
       textBody: body.textBody ?? '',
     });
-    return c.json({ success: true as const, data: { ...templateDetail(template), updatedAt: template.updatedAt } }, 201);
+    return c.json(
+      { success: true as const, data: { ...templateDetail(template), updatedAt: template.updatedAt } },
+      201,
+    );
   })
   .openapi(get, async (c) => {
     const template = await findTemplate(c.env.DB, c.var.credential.accountId, c.req.valid('param').templateId);
@@ -195,7 +230,10 @@ export const templateRoutes = router()
     }
     const template = await updateTemplate(c.env.DB, accountId, templateId, change);
     if (!template) throw templateNotFound();
-    return c.json({ success: true as const, data: { ...templateDetail(template), updatedAt: template.updatedAt } }, 200);
+    return c.json(
+      { success: true as const, data: { ...templateDetail(template), updatedAt: template.updatedAt } },
+      200,
+    );
   })
   .openapi(remove, async (c) => {
     const { templateId } = c.req.valid('param');

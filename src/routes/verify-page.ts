@@ -79,7 +79,9 @@ export const verifyPageRoutes = router()
     const sessionId = form.get('sessionId') ?? '';
     const email = (form.get('email') ?? '').trim();
     const code = (form.get('code') ?? '').trim();
-    const state = pageStateOf(await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, { sessionId, email, code }));
+    const state = pageStateOf(
+      await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, { sessionId, email, code }),
+    );
     if ((c.req.header('Accept') ?? '').includes('application/json')) {
       const { tone, text: message } = stateMessage(state);
       return c.json({ state: state.kind, done: isFinal(state), tone, message }, 200, { 'Cache-Control': 'no-store' });

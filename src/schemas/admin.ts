@@ -1,9 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { SCOPES } from '../db/credentials';
 import { parseIpRange } from '../auth/ip-allowlist';
+import { SCOPES } from '../db/credentials';
 import { isSafeDisplayName } from '../mail/address';
 import { emailAddress, envelope, label, resourceId } from './common';
-
 
 export const createAccountBody = z.strictObject({ name: label });
 
@@ -45,7 +44,9 @@ export const accountIdParam = z.object({ accountId: resourceId });
 export const keyIdParam = z.object({ keyId: resourceId });
 
 export const accountResponse = envelope(z.object({ id: z.string(), name: z.string() }));
-export const apiKeyCreatedResponse = envelope(z.object({ id: z.string(), key: z.string(), scopes: z.array(z.enum(SCOPES)) }));
+export const apiKeyCreatedResponse = envelope(
+  z.object({ id: z.string(), key: z.string(), scopes: z.array(z.enum(SCOPES)) }),
+);
 export const apiKeyRevokedResponse = envelope(z.object({ id: z.string(), revoked: z.literal(true) }));
 export const otpTokenCreatedResponse = envelope(
   z.object({ id: z.string(), token: z.string(), analyticsSecret: z.string(), allowedIps: z.array(z.string()) }),

@@ -58,10 +58,7 @@ export const recipients = z
     return uniqueAddresses(addresses);
   })
   .openapi({
-    anyOf: [
-      ADDRESS_DOC,
-      { type: 'array', items: ADDRESS_DOC, minItems: 1, maxItems: 100 },
-    ],
+    anyOf: [ADDRESS_DOC, { type: 'array', items: ADDRESS_DOC, minItems: 1, maxItems: 100 }],
     description: 'One address or a list of 1-100; duplicates (compared case-insensitively) are sent once',
   });
 

@@ -43,5 +43,10 @@ export const emailLogEntry = z.object({
 });
 
 export const emailListResponse = envelope(
-  z.object({ emails: z.array(emailLogEntry), total: z.number().int(), page: z.number().int(), totalPages: z.number().int() }),
+  z.object({
+    emails: z.array(emailLogEntry),
+    total: z.number().int(),
+    page: z.number().int(),
+    totalPages: z.number().int(),
+  }),
 );

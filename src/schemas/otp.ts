@@ -7,7 +7,12 @@ const expiresInSeconds = z
   .min(60, 'must be 60-3600')
   .max(3600, 'must be 60-3600')
   .default(600);
-const otpDigits = z.number({ error: 'expected a number' }).int('expected a whole number').min(4, 'must be 4-10').max(10, 'must be 4-10').default(6);
+const otpDigits = z
+  .number({ error: 'expected a number' })
+  .int('expected a whole number')
+  .min(4, 'must be 4-10')
+  .max(10, 'must be 4-10')
+  .default(6);
 const verificationLine = z
   .string()
   .min(1, 'must not be empty')
@@ -19,7 +24,10 @@ const verificationLine = z
 export const legacySendBody = z.strictObject({ email: emailAddress, expiresInSeconds, otpDigits });
 
 /** POST /api/v1/backend-otp/send and /api/v1/email-verification/send */
-export const serverSendBody = legacySendBody.extend({ subject: subjectText.optional(), verificationLine: verificationLine.optional() });
+export const serverSendBody = legacySendBody.extend({
+  subject: subjectText.optional(),
+  verificationLine: verificationLine.optional(),
+});
 
 /** POST /api/v1/instant-otp/send: also a `from` override (a verified sender of the account). */
 export const instantSendBody = serverSendBody.extend({ from: emailAddress.optional() });
@@ -62,7 +70,9 @@ export const emailVerificationSendResponse = envelope(sendData.extend({ hostedVe
 export const verifyResponse = envelope(z.object({ verified: z.boolean() }));
 const historyEntry = z.object({ id: z.string(), email: z.string(), sentAt: z.string(), verifiedAt: z.string() });
 export const historyResponse = envelope(z.object({ verifications: z.array(historyEntry) }));
-export const legacyHistoryResponse = envelope(z.object({ verifications: z.array(historyEntry.omit({ sentAt: true })) }));
+export const legacyHistoryResponse = envelope(
+  z.object({ verifications: z.array(historyEntry.omit({ sentAt: true })) }),
+);
 export const verificationStatusResponse = envelope(
   z.object({
     sessionId: z.string(),

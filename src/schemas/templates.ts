@@ -42,7 +42,12 @@ export const sendTestBody = z.strictObject({
 
 export const templateIdParam = z.object({ templateId: resourceId });
 
-export const templateSummary = z.object({ id: z.string(), name: z.string(), subject: z.string(), updatedAt: z.string() });
+export const templateSummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  subject: z.string(),
+  updatedAt: z.string(),
+});
 
 export const templateDetail = z.object({
   id: z.string(),
@@ -53,9 +58,16 @@ export const templateDetail = z.object({
 });
 
 export const templateListResponse = envelope(
-  z.object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), items: z.array(templateSummary) }),
+  z.object({
+    page: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+    items: z.array(templateSummary),
+  }),
 );
 export const templateResponse = envelope(templateDetail);
 export const templateCreatedResponse = envelope(templateDetail.extend({ updatedAt: z.string() }));
-export const templateQueuedResponse = envelope(z.object({ id: z.string(), status: z.literal('QUEUED'), templateId: z.string() }));
+export const templateQueuedResponse = envelope(
+  z.object({ id: z.string(), status: z.literal('QUEUED'), templateId: z.string() }),
+);
 export const templateDeletedResponse = envelope(z.object({ id: z.string(), deleted: z.literal(true) }));

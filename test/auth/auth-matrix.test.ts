@@ -46,13 +46,23 @@ describe.each(guarded.map((route) => [route.name, route] as const))('%s: authent
 
   it('401 without Authorization', async () => expectError(await send(withSecret({})), 401, 'UNAUTHORIZED'));
   it('401 with an unknown token', async () =>
-    expectError(await send(withSecret({ Authorization: 'Bearer pc_key_doesnotexistdoesnotexist' })), 401, 'UNAUTHORIZED'));
+    expectError(
+      await send(withSecret({ Authorization: 'Bearer pc_key_doesnotexistdoesnotexist' })),
+      401,
+      'UNAUTHORIZED',
+    ));
   it('401 with a malformed header', async () =>
     expectError(await send(withSecret({ Authorization: `Token ${tokenOf(account, 'mail')}` })), 401, 'UNAUTHORIZED'));
 
   if (isOperatorRoute(route)) {
     it('401 with any token that is not the operator token', async () => {
-      for (const token of [account.mailKey, account.bothKey, account.publicToken, `${ADMIN_TOKEN}x`, ADMIN_TOKEN.slice(0, -1)]) {
+      for (const token of [
+        account.mailKey,
+        account.bothKey,
+        account.publicToken,
+        `${ADMIN_TOKEN}x`,
+        ADMIN_TOKEN.slice(0, -1),
+      ]) {
         expectError(await send({ Authorization: `Bearer ${token}` }), 401, 'UNAUTHORIZED');
       }
       expectError(await send({ Authorization: `Basic ${ADMIN_TOKEN}` }), 401, 'UNAUTHORIZED');
@@ -75,7 +85,11 @@ describe.each(guarded.map((route) => [route.name, route] as const))('%s: authent
   const refused = (['mail', 'server', 'public'] as CredentialKind[]).filter((kind) => !accepts(route, kind));
   for (const kind of refused) {
     it(`403 SCOPE_REQUIRED with a ${kind} credential`, async () =>
-      expectError(await send(withSecret({ Authorization: `Bearer ${tokenOf(account, kind)}` })), 403, 'SCOPE_REQUIRED'));
+      expectError(
+        await send(withSecret({ Authorization: `Bearer ${tokenOf(account, kind)}` })),
+        403,
+        'SCOPE_REQUIRED',
+      ));
   }
 
   if (needsOtpSecret(route)) {

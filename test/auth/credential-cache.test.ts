@@ -1,6 +1,12 @@
 // The isolate's credential cache: bounded age, no refresh by use, and revocation drops entries.
 import { describe, expect, it } from 'vitest';
-import { CACHE_TTL_MS, cachedCredential, forgetCredential, rememberCredential, revocationCount } from '../../src/auth/credential-cache';
+import {
+  CACHE_TTL_MS,
+  cachedCredential,
+  forgetCredential,
+  rememberCredential,
+  revocationCount,
+} from '../../src/auth/credential-cache';
 import type { Credential } from '../../src/auth/credentials';
 
 const key = (id: string): Credential => ({ kind: 'api_key', id, accountId: 'acc_cache', scopes: ['mail_api'] });
@@ -44,7 +50,8 @@ describe('credential cache', () => {
 
   it('holds at most 1,000 entries, dropping the oldest first', () => {
     const now = Date.now();
-    for (let i = 0; i < 1_001; i++) rememberCredential(`hash-bound-${i}`, key(`key_bound_${i}`), revocationCount(), now);
+    for (let i = 0; i < 1_001; i++)
+      rememberCredential(`hash-bound-${i}`, key(`key_bound_${i}`), revocationCount(), now);
     expect(cachedCredential('hash-bound-0', now)).toBeUndefined();
     expect(cachedCredential('hash-bound-1', now)?.id).toBe('key_bound_1');
     expect(cachedCredential('hash-bound-1000', now)?.id).toBe('key_bound_1000');

@@ -56,7 +56,12 @@ describe('isIpAllowed', () => {
   describe('IPv6', () => {
     it('an exact address matches itself in any spelling', () => {
       const list = ['2001:db8::1'];
-      for (const client of ['2001:db8::1', '2001:0db8:0000:0000:0000:0000:0000:0001', '2001:DB8::1', '2001:db8:0:0::1']) {
+      for (const client of [
+        '2001:db8::1',
+        '2001:0db8:0000:0000:0000:0000:0000:0001',
+        '2001:DB8::1',
+        '2001:db8:0:0::1',
+      ]) {
         expect(isIpAllowed(list, client), client).toBe(true);
       }
       for (const client of ['2001:db8::2', '2001:db8::1:0', '2001:db9::1']) {
@@ -123,7 +128,19 @@ describe('isIpAllowed', () => {
   describe('unusable client address', () => {
     it('a missing, empty or garbage client address never matches a non-empty list', () => {
       const lists = [['0.0.0.0/0'], ['::/0'], ['0.0.0.0/0', '::/0'], ['10.0.0.0/8']];
-      const clients = [undefined, '', ' ', 'garbage', '10.1.2', '10.1.2.3.4', '256.1.1.1', '10.1.2.3/8', '::1::2', 'unknown', '10.1.2.3, 10.1.2.4'];
+      const clients = [
+        undefined,
+        '',
+        ' ',
+        'garbage',
+        '10.1.2',
+        '10.1.2.3.4',
+        '256.1.1.1',
+        '10.1.2.3/8',
+        '::1::2',
+        'unknown',
+        '10.1.2.3, 10.1.2.4',
+      ];
       for (const list of lists) {
         for (const client of clients) {
           expect(isIpAllowed(list, client), `${JSON.stringify(client)} vs ${list.join(',')}`).toBe(false);

@@ -1,12 +1,13 @@
 // OtpRecipient: every session and both per-recipient OTP limits of one recipient in one object
-// (decisions.md "One-time codes", "Rate limits"). Route behaviour is in test/routes/*-otp.test.ts.
+// (decisions.md "One-time codes", "Rate limits"). Route behaviour is in test/routes/*-otp*.test.ts.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { NewOtpSession } from '../../src/durable-objects/otp-recipient';
 import { newSessionId, sessionObjectIdOf } from '../../src/ids';
 import { call, expectError, newAccount, uniqueAddress } from '../support/api';
-import { KEEP_AFTER_EXPIRY_MS, sendAndRead, SESSION_ID, sessionStub, wrongCode } from '../support/otp';
+import { KEEP_AFTER_EXPIRY_MS, SESSION_ID, sendAndRead, sessionStub, wrongCode } from '../support/otp';
+import type { OtpSent } from '../support/responses';
 
 const SEND = '/api/v1/instant-otp/send';
 const VERIFY = '/api/v1/instant-otp/verify';
@@ -43,7 +44,9 @@ const attempt = (sessionId: string, codeHash: string) => ({
 });
 
 const storedSessions = (stub: DurableObjectStub) =>
-  runInDurableObject(stub, (_instance, state) => state.storage.sql.exec<{ id: string }>('SELECT id FROM sessions ORDER BY id').toArray());
+  runInDurableObject(stub, (_instance, state) =>
+    state.storage.sql.exec<{ id: string }>('SELECT id FROM sessions ORDER BY id').toArray(),
+  );
 
 describe('sessions are sharded by recipient', () => {
   it("a session id names its recipient's object: one object per account and address (any case), another for anyone else", async () => {
@@ -56,9 +59,9 @@ describe('sessions are sharded by recipient', () => {
     };
 
     const first = await sendAndRead(SEND, publicToken, email);
-    const upperCase = await call('POST', SEND, { token: publicToken, body: { email: email.toUpperCase() } });
+    const upperCase = await call<OtpSent>('POST', SEND, { token: publicToken, body: { email: email.toUpperCase() } });
     expect(upperCase.status).toBe(200);
-    const second = { sessionId: upperCase.json.data.sessionId as string };
+    const second = { sessionId: upperCase.json.data.sessionId };
     const otherAddress = await sendAndRead(SEND, publicToken, uniqueAddress('shard-other'));
     const otherAccount = await sendAndRead(SEND, other.publicToken, email);
     expect(first.sessionId).toMatch(SESSION_ID);
@@ -66,7 +69,9 @@ describe('sessions are sharded by recipient', () => {
     expect(objectOf(second.sessionId)).toBe(objectOf(first.sessionId));
     expect(objectOf(otherAddress.sessionId)).not.toBe(objectOf(first.sessionId));
     expect(objectOf(otherAccount.sessionId)).not.toBe(objectOf(first.sessionId));
-    expect((await storedSessions(sessionStub(first.sessionId))).map((s) => s.id).sort()).toEqual([first.sessionId, second.sessionId].sort());
+    expect((await storedSessions(sessionStub(first.sessionId))).map((s) => s.id).sort()).toEqual(
+      [first.sessionId, second.sessionId].sort(),
+    );
   });
 
   it('a session id pointing at another object, or at no valid object, is 404, never 500', async () => {
@@ -76,7 +81,11 @@ describe('sessions are sharded by recipient', () => {
     const random = sessionId.slice(69);
     const elsewhere = `otp_${env.OTP_RECIPIENT.idFromName('somebody-else').toString()}_${random}`;
     for (const forged of [elsewhere, `otp_${'0'.repeat(64)}_${random}`, `otp_${'f'.repeat(64)}_${random}`]) {
-      expectError(await call('POST', VERIFY, { token: publicToken, body: { sessionId: forged, email, code } }), 404, 'SESSION_NOT_FOUND');
+      expectError(
+        await call('POST', VERIFY, { token: publicToken, body: { sessionId: forged, email, code } }),
+        404,
+        'SESSION_NOT_FOUND',
+      );
     }
     expect((await call('POST', VERIFY, { token: publicToken, body: { sessionId, email, code } })).json).toEqual({
       success: true,
@@ -92,7 +101,12 @@ describe('OtpRecipient.start', () => {
     const decisions = await Promise.all(sessions.map((s) => stub.start(s, SEND_LIMIT)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(3);
     const stored = (await storedSessions(stub)).map((s) => s.id);
-    expect(stored.sort()).toEqual(sessions.filter((_, i) => decisions[i]!.allowed).map((s) => s.sessionId).sort());
+    expect(stored.sort()).toEqual(
+      sessions
+        .filter((_, i) => decisions[i]!.allowed)
+        .map((s) => s.sessionId)
+        .sort(),
+    );
     const refused = decisions.find((d) => !d.allowed)!;
     expect(refused).toMatchObject({ limit: 3, remaining: 0 });
     expect(refused.resetSeconds).toBeGreaterThan(590);
@@ -113,8 +127,14 @@ describe('OtpRecipient.verify', () => {
     const second = newSession(id, { codeHash: 'b'.repeat(64) });
     await stub.start(first, SEND_LIMIT);
     await stub.start(second, SEND_LIMIT);
-    expect(await stub.verify(attempt(first.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({ result: 'wrong', attemptsLeft: 4 });
-    expect(await stub.verify(attempt(second.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({ result: 'wrong', attemptsLeft: 4 });
+    expect(await stub.verify(attempt(first.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({
+      result: 'wrong',
+      attemptsLeft: 4,
+    });
+    expect(await stub.verify(attempt(second.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({
+      result: 'wrong',
+      attemptsLeft: 4,
+    });
     await evictDurableObject(stub);
     const limited = await stub.verify(attempt(second.sessionId, second.codeHash), FAILURE_LIMIT);
     expect(limited).toMatchObject({ result: 'limited', decision: { allowed: false, limit: 2, remaining: 0 } });
@@ -125,18 +145,30 @@ describe('OtpRecipient.verify', () => {
     const session = newSession(id);
     await stub.start(session, SEND_LIMIT);
     for (let i = 0; i < 3; i++) {
-      expect(await stub.verify({ ...attempt(session.sessionId, 'c'.repeat(64)), codeLength: 4 }, FAILURE_LIMIT)).toEqual({ result: 'malformed' });
+      expect(
+        await stub.verify({ ...attempt(session.sessionId, 'c'.repeat(64)), codeLength: 4 }, FAILURE_LIMIT),
+      ).toEqual({ result: 'malformed' });
     }
-    expect(await stub.verify(attempt(session.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({ result: 'wrong', attemptsLeft: 4 });
-    expect(await stub.verify(attempt(session.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({ result: 'wrong', attemptsLeft: 3 });
-    expect(await stub.verify(attempt(session.sessionId, session.codeHash), FAILURE_LIMIT)).toMatchObject({ result: 'limited' });
+    expect(await stub.verify(attempt(session.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({
+      result: 'wrong',
+      attemptsLeft: 4,
+    });
+    expect(await stub.verify(attempt(session.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({
+      result: 'wrong',
+      attemptsLeft: 3,
+    });
+    expect(await stub.verify(attempt(session.sessionId, session.codeHash), FAILURE_LIMIT)).toMatchObject({
+      result: 'limited',
+    });
   });
 
   it('concurrent verifies with the right code: exactly one succeeds, and it reports the account', async () => {
     const { id, stub } = recipient();
     const session = newSession(id);
     await stub.start(session, SEND_LIMIT);
-    const outcomes = await Promise.all(Array.from({ length: 10 }, () => stub.verify(attempt(session.sessionId, session.codeHash), FAILURE_LIMIT)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, () => stub.verify(attempt(session.sessionId, session.codeHash), FAILURE_LIMIT)),
+    );
     expect(outcomes.filter((o) => o.result === 'verified')).toEqual([
       expect.objectContaining({ result: 'verified', accountId: 'acc_test', email: 'ann@example.com' }),
     ]);
@@ -150,7 +182,10 @@ describe('OtpRecipient.verify', () => {
     const base = { ...attempt(session.sessionId, session.codeHash), channel: 'email_verification' as const };
     expect(await stub.verify({ ...base, accountId: 'acc_other' }, FAILURE_LIMIT)).toEqual({ result: 'not_found' });
     expect(await stub.verify({ ...base, channel: 'instant' }, FAILURE_LIMIT)).toEqual({ result: 'not_found' });
-    expect(await stub.verify({ ...base, accountId: null }, FAILURE_LIMIT)).toMatchObject({ result: 'verified', accountId: 'acc_test' });
+    expect(await stub.verify({ ...base, accountId: null }, FAILURE_LIMIT)).toMatchObject({
+      result: 'verified',
+      accountId: 'acc_test',
+    });
   });
 });
 
@@ -164,7 +199,11 @@ describe('OtpRecipient alarm', () => {
     await stub.start(live, SEND_LIMIT);
     // A day later for `old` only: moved past its keep time by hand, then the alarm runs.
     await runInDurableObject(stub, (_instance, state) => {
-      state.storage.sql.exec('UPDATE sessions SET expires_at = ? WHERE id = ?', Date.now() - KEEP_AFTER_EXPIRY_MS - 1000, old.sessionId);
+      state.storage.sql.exec(
+        'UPDATE sessions SET expires_at = ? WHERE id = ?',
+        Date.now() - KEEP_AFTER_EXPIRY_MS - 1000,
+        old.sessionId,
+      );
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await storedSessions(stub)).map((s) => s.id)).toEqual([live.sessionId]);
@@ -194,10 +233,15 @@ describe('wrong codes through the route', () => {
     const { publicToken } = await newAccount();
     const email = uniqueAddress('wrong-route');
     const { sessionId, code } = await sendAndRead(SEND, publicToken, email);
-    const res = await call('POST', VERIFY, { token: publicToken, body: { sessionId, email: uniqueAddress('decoy'), code: wrongCode(code) } });
+    const res = await call('POST', VERIFY, {
+      token: publicToken,
+      body: { sessionId, email: uniqueAddress('decoy'), code: wrongCode(code) },
+    });
     expectError(res, 400, 'INVALID_CODE');
-    const failures = await runInDurableObject(sessionStub(sessionId), (_instance, state) =>
-      state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM log_hits WHERE log = 'failures'").one().n,
+    const failures = await runInDurableObject(
+      sessionStub(sessionId),
+      (_instance, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM log_hits WHERE log = 'failures'").one().n,
     );
     expect(failures).toBe(1);
   });

@@ -1,10 +1,10 @@
 // Starts the service the way `npm start` does (scripts/start.mjs: D1 migrations, maildev, `wrangler dev`,
 // a demo account), but on free ports and in a fresh temporary state directory, so a run never touches the
 // developer's `.wrangler/state` or a running `npm start`. The whole process group is stopped afterwards.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,8 +1,9 @@
 // Contract test against the running service: the document validates as OpenAPI 3.1, and for every
 // documented operation real responses (successes and errors) validate against the documented schema.
+
+import { randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 
 const service = inject('e2e');
@@ -16,7 +17,12 @@ const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true
 /** `METHOD /template status` of every response that was validated. */
 const validated = new Set<string>();
 
-async function check(method: string, template: string, path: string, init: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
+async function check(
+  method: string,
+  template: string,
+  path: string,
+  init: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...init.headers };
   if (init.token) headers.Authorization = `Bearer ${init.token}`;
   if (init.body !== undefined) headers['Content-Type'] = 'application/json';
@@ -29,14 +35,20 @@ async function check(method: string, template: string, path: string, init: { tok
   const operation = doc.paths[template]?.[method.toLowerCase()];
   expect(operation, `${method} ${template} is documented`).toBeDefined();
   const documented = operation!.responses[String(res.status)];
-  expect(documented, `${method} ${path} answered ${res.status}, which is not documented: ${text.slice(0, 200)}`).toBeDefined();
+  expect(
+    documented,
+    `${method} ${path} answered ${res.status}, which is not documented: ${text.slice(0, 200)}`,
+  ).toBeDefined();
   const contentType = res.headers.get('Content-Type')?.split(';')[0] ?? '';
   const media = documented!.content?.[contentType];
   expect(media, `${method} ${path} ${res.status}: ${contentType} is not documented`).toBeDefined();
   if (contentType === 'application/json' && media!.schema) {
     const validate = ajv.compile(media!.schema);
     const body = JSON.parse(text);
-    expect(validate(body), `${method} ${path} ${res.status}: ${JSON.stringify(validate.errors)} for ${text.slice(0, 300)}`).toBe(true);
+    expect(
+      validate(body),
+      `${method} ${path} ${res.status}: ${JSON.stringify(validate.errors)} for ${text.slice(0, 300)}`,
+    ).toBe(true);
   }
   validated.add(`${method} ${template} ${res.status}`);
   return { status: res.status, json: contentType === 'application/json' ? JSON.parse(text) : text };
@@ -44,7 +56,10 @@ async function check(method: string, template: string, path: string, init: { tok
 
 async function codeFromInbox(email: string): Promise<string> {
   for (let i = 0; i < 100; i++) {
-    const mails = (await (await fetch(`${service.inboxUrl}/email`)).json()) as { to: { address: string }[]; text: string }[];
+    const mails = (await (await fetch(`${service.inboxUrl}/email`)).json()) as {
+      to: { address: string }[];
+      text: string;
+    }[];
     const mail = mails.find((m) => m.to.some((t) => t.address === email));
     const code = mail && /^\s*(\d{4,10})\s*$/m.exec(mail.text)?.[1];
     if (code) return code;
@@ -77,22 +92,53 @@ describe('OpenAPI document', () => {
     await check('GET', '/docs', T('/docs'));
 
     // Operator API: a fresh account with every credential
-    const account = (await check('POST', '/admin/v1/accounts', '/admin/v1/accounts', { token: admin, body: { name: 'contract' } })).json.data;
+    const account = (
+      await check('POST', '/admin/v1/accounts', '/admin/v1/accounts', { token: admin, body: { name: 'contract' } })
+    ).json.data;
     await check('POST', '/admin/v1/accounts', '/admin/v1/accounts', { token: admin, body: {} });
     await check('POST', '/admin/v1/accounts', '/admin/v1/accounts', { body: { name: 'x' } });
     const keysPath = `/admin/v1/accounts/${account.id}/api-keys`;
-    const mailKey = (await check('POST', '/admin/v1/accounts/{accountId}/api-keys', keysPath, { token: admin, body: { scopes: ['mail_api'] } })).json.data.key;
-    const serverKey = (await check('POST', '/admin/v1/accounts/{accountId}/api-keys', keysPath, { token: admin, body: { scopes: ['server_otp'] } })).json.data.key;
-    const spare = (await check('POST', '/admin/v1/accounts/{accountId}/api-keys', keysPath, { token: admin, body: { scopes: ['mail_api'] } })).json.data;
-    await check('POST', '/admin/v1/accounts/{accountId}/api-keys', '/admin/v1/accounts/acc_unknown/api-keys', { token: admin, body: { scopes: ['mail_api'] } });
+    const mailKey = (
+      await check('POST', '/admin/v1/accounts/{accountId}/api-keys', keysPath, {
+        token: admin,
+        body: { scopes: ['mail_api'] },
+      })
+    ).json.data.key;
+    const serverKey = (
+      await check('POST', '/admin/v1/accounts/{accountId}/api-keys', keysPath, {
+        token: admin,
+        body: { scopes: ['server_otp'] },
+      })
+    ).json.data.key;
+    const spare = (
+      await check('POST', '/admin/v1/accounts/{accountId}/api-keys', keysPath, {
+        token: admin,
+        body: { scopes: ['mail_api'] },
+      })
+    ).json.data;
+    await check('POST', '/admin/v1/accounts/{accountId}/api-keys', '/admin/v1/accounts/acc_unknown/api-keys', {
+      token: admin,
+      body: { scopes: ['mail_api'] },
+    });
     await check('DELETE', '/admin/v1/api-keys/{keyId}', `/admin/v1/api-keys/${spare.id}`, { token: admin });
     await check('DELETE', '/admin/v1/api-keys/{keyId}', '/admin/v1/api-keys/key_unknown', { token: admin });
     const tokenPath = `/admin/v1/accounts/${account.id}/otp-tokens`;
-    const token = (await check('POST', '/admin/v1/accounts/{accountId}/otp-tokens', tokenPath, { token: admin, body: {} })).json.data;
-    await check('POST', '/admin/v1/accounts/{accountId}/otp-tokens', tokenPath, { token: admin, body: { allowedIps: ['nope'] } });
+    const token = (
+      await check('POST', '/admin/v1/accounts/{accountId}/otp-tokens', tokenPath, { token: admin, body: {} })
+    ).json.data;
+    await check('POST', '/admin/v1/accounts/{accountId}/otp-tokens', tokenPath, {
+      token: admin,
+      body: { allowedIps: ['nope'] },
+    });
     const sendersPath = `/admin/v1/accounts/${account.id}/senders`;
-    await check('POST', '/admin/v1/accounts/{accountId}/senders', sendersPath, { token: admin, body: { email: address('sender'), name: 'Sender' } });
-    await check('POST', '/admin/v1/accounts/{accountId}/senders', sendersPath, { token: admin, body: { email: 'not an address' } });
+    await check('POST', '/admin/v1/accounts/{accountId}/senders', sendersPath, {
+      token: admin,
+      body: { email: address('sender'), name: 'Sender' },
+    });
+    await check('POST', '/admin/v1/accounts/{accountId}/senders', sendersPath, {
+      token: admin,
+      body: { email: 'not an address' },
+    });
     await check('GET', '/admin/v1/settings', '/admin/v1/settings', { token: admin });
     await check('GET', '/admin/v1/settings', '/admin/v1/settings', { token: 'wrong' });
     await check('PUT', '/admin/v1/settings', '/admin/v1/settings', { token: admin, body: { frozen: false } });
@@ -100,12 +146,23 @@ describe('OpenAPI document', () => {
 
     // Mail and templates
     const to = address('contract');
-    await check('POST', '/api/v1/emails', '/api/v1/emails', { token: mailKey, body: { to, subject: 'Contract', text: 'hi' } });
+    await check('POST', '/api/v1/emails', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 'Contract', text: 'hi' },
+    });
     await check('POST', '/api/v1/emails', '/api/v1/emails', { token: mailKey, body: { to } });
-    await check('POST', '/api/v1/emails', '/api/v1/emails', { token: serverKey, body: { to, subject: 's', text: 't' } });
+    await check('POST', '/api/v1/emails', '/api/v1/emails', {
+      token: serverKey,
+      body: { to, subject: 's', text: 't' },
+    });
     await check('GET', '/api/v1/emails', '/api/v1/emails?page=1&limit=10', { token: mailKey });
     await check('GET', '/api/v1/emails', '/api/v1/emails?limit=0', { token: mailKey });
-    const template = (await check('POST', '/api/v1/templates', '/api/v1/templates', { token: mailKey, body: { name: 't', subject: 'Hi {{name}}', textBody: 'Hello {{name}}' } })).json.data;
+    const template = (
+      await check('POST', '/api/v1/templates', '/api/v1/templates', {
+        token: mailKey,
+        body: { name: 't', subject: 'Hi {{name}}', textBody: 'Hello {{name}}' },
+      })
+    ).json.data;
     await check('POST', '/api/v1/templates', '/api/v1/templates', { token: mailKey, body: { name: 't' } });
     await check('GET', '/api/v1/templates', '/api/v1/templates', { token: mailKey });
     await check('GET', '/api/v1/templates', '/api/v1/templates', {});
@@ -114,8 +171,14 @@ describe('OpenAPI document', () => {
     await check('GET', one, '/api/v1/templates/tpl_unknown', { token: mailKey });
     await check('PUT', one, `/api/v1/templates/${template.id}`, { token: mailKey, body: { name: 'renamed' } });
     await check('PUT', one, '/api/v1/templates/tpl_unknown', { token: mailKey, body: { name: 'renamed' } });
-    await check('POST', '/api/v1/templates/send', '/api/v1/templates/send', { token: mailKey, body: { to, templateId: template.id, vars: { name: 'Ada' } } });
-    await check('POST', '/api/v1/templates/send', '/api/v1/templates/send', { token: mailKey, body: { to, templateId: 'tpl_unknown' } });
+    await check('POST', '/api/v1/templates/send', '/api/v1/templates/send', {
+      token: mailKey,
+      body: { to, templateId: template.id, vars: { name: 'Ada' } },
+    });
+    await check('POST', '/api/v1/templates/send', '/api/v1/templates/send', {
+      token: mailKey,
+      body: { to, templateId: 'tpl_unknown' },
+    });
     await check('POST', '/api/v1/templates/send-test', '/api/v1/templates/send-test', { token: mailKey, body: { to } });
     await check('POST', '/api/v1/templates/send-test', '/api/v1/templates/send-test', { token: mailKey, body: {} });
     await check('DELETE', one, `/api/v1/templates/${template.id}`, { token: mailKey });
@@ -123,59 +186,130 @@ describe('OpenAPI document', () => {
 
     // Instant OTP and its legacy aliases
     const otpTo = address('otp');
-    const sent = (await check('POST', '/api/v1/instant-otp/send', '/api/v1/instant-otp/send', { token: token.token, body: { email: otpTo } })).json.data;
-    await check('POST', '/api/v1/instant-otp/send', '/api/v1/instant-otp/send', { token: token.token, body: { email: otpTo, otpDigits: 3 } });
+    const sent = (
+      await check('POST', '/api/v1/instant-otp/send', '/api/v1/instant-otp/send', {
+        token: token.token,
+        body: { email: otpTo },
+      })
+    ).json.data;
+    await check('POST', '/api/v1/instant-otp/send', '/api/v1/instant-otp/send', {
+      token: token.token,
+      body: { email: otpTo, otpDigits: 3 },
+    });
     const code = await codeFromInbox(otpTo);
     const wrong = code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
-    await check('POST', '/api/v1/instant-otp/verify', '/api/v1/instant-otp/verify', { token: token.token, body: { sessionId: sent.sessionId, email: otpTo, code: wrong } });
-    await check('POST', '/api/v1/instant-otp/verify', '/api/v1/instant-otp/verify', { token: token.token, body: { sessionId: sent.sessionId, email: otpTo, code } });
-    await check('POST', '/api/v1/instant-otp/verify', '/api/v1/instant-otp/verify', { token: token.token, body: { sessionId: sent.sessionId, email: otpTo, code } });
+    await check('POST', '/api/v1/instant-otp/verify', '/api/v1/instant-otp/verify', {
+      token: token.token,
+      body: { sessionId: sent.sessionId, email: otpTo, code: wrong },
+    });
+    await check('POST', '/api/v1/instant-otp/verify', '/api/v1/instant-otp/verify', {
+      token: token.token,
+      body: { sessionId: sent.sessionId, email: otpTo, code },
+    });
+    await check('POST', '/api/v1/instant-otp/verify', '/api/v1/instant-otp/verify', {
+      token: token.token,
+      body: { sessionId: sent.sessionId, email: otpTo, code },
+    });
     const secret = { 'X-Otp-Secret': token.analyticsSecret };
-    await check('GET', '/api/v1/instant-otp/verifications', '/api/v1/instant-otp/verifications?limit=50', { token: token.token, headers: secret });
-    await check('GET', '/api/v1/instant-otp/verifications', '/api/v1/instant-otp/verifications', { token: token.token });
+    await check('GET', '/api/v1/instant-otp/verifications', '/api/v1/instant-otp/verifications?limit=50', {
+      token: token.token,
+      headers: secret,
+    });
+    await check('GET', '/api/v1/instant-otp/verifications', '/api/v1/instant-otp/verifications', {
+      token: token.token,
+    });
     const legacyTo = address('legacy');
-    const legacy = (await check('POST', '/api/v1/otp/send', '/api/v1/otp/send', { token: token.token, body: { email: legacyTo } })).json.data;
+    const legacy = (
+      await check('POST', '/api/v1/otp/send', '/api/v1/otp/send', { token: token.token, body: { email: legacyTo } })
+    ).json.data;
     await check('POST', '/api/v1/otp/send', '/api/v1/otp/send', { token: mailKey, body: { email: legacyTo } });
     const legacyCode = await codeFromInbox(legacyTo);
-    await check('POST', '/api/v1/otp/verify', '/api/v1/otp/verify', { token: token.token, body: { sessionId: legacy.sessionId, email: legacyTo, code: legacyCode } });
-    await check('POST', '/api/v1/otp/verify', '/api/v1/otp/verify', { token: token.token, body: { sessionId: 'otp_unknown', email: legacyTo, code: legacyCode } });
-    await check('GET', '/api/v1/otp/verifications', '/api/v1/otp/verifications', { token: token.token, headers: secret });
+    await check('POST', '/api/v1/otp/verify', '/api/v1/otp/verify', {
+      token: token.token,
+      body: { sessionId: legacy.sessionId, email: legacyTo, code: legacyCode },
+    });
+    await check('POST', '/api/v1/otp/verify', '/api/v1/otp/verify', {
+      token: token.token,
+      body: { sessionId: 'otp_unknown', email: legacyTo, code: legacyCode },
+    });
+    await check('GET', '/api/v1/otp/verifications', '/api/v1/otp/verifications', {
+      token: token.token,
+      headers: secret,
+    });
     await check('GET', '/api/v1/otp/verifications', '/api/v1/otp/verifications', { token: serverKey, headers: secret });
 
     // Backend OTP
     const backendTo = address('backend');
-    const backend = (await check('POST', '/api/v1/backend-otp/send', '/api/v1/backend-otp/send', { token: serverKey, body: { email: backendTo, subject: 'Code' } })).json.data;
-    await check('POST', '/api/v1/backend-otp/send', '/api/v1/backend-otp/send', { token: token.token, body: { email: backendTo } });
+    const backend = (
+      await check('POST', '/api/v1/backend-otp/send', '/api/v1/backend-otp/send', {
+        token: serverKey,
+        body: { email: backendTo, subject: 'Code' },
+      })
+    ).json.data;
+    await check('POST', '/api/v1/backend-otp/send', '/api/v1/backend-otp/send', {
+      token: token.token,
+      body: { email: backendTo },
+    });
     const backendCode = await codeFromInbox(backendTo);
-    await check('POST', '/api/v1/backend-otp/verify', '/api/v1/backend-otp/verify', { token: serverKey, body: { sessionId: backend.sessionId, email: backendTo, code: backendCode } });
-    await check('POST', '/api/v1/backend-otp/verify', '/api/v1/backend-otp/verify', { token: serverKey, body: { sessionId: backend.sessionId, email: backendTo, code: 'abc' } });
+    await check('POST', '/api/v1/backend-otp/verify', '/api/v1/backend-otp/verify', {
+      token: serverKey,
+      body: { sessionId: backend.sessionId, email: backendTo, code: backendCode },
+    });
+    await check('POST', '/api/v1/backend-otp/verify', '/api/v1/backend-otp/verify', {
+      token: serverKey,
+      body: { sessionId: backend.sessionId, email: backendTo, code: 'abc' },
+    });
     await check('GET', '/api/v1/backend-otp/verifications', '/api/v1/backend-otp/verifications', { token: serverKey });
     await check('GET', '/api/v1/backend-otp/verifications', '/api/v1/backend-otp/verifications', { token: mailKey });
 
     // Email verification, its status route and the hosted page
     const evTo = address('ev');
-    const ev = (await check('POST', '/api/v1/email-verification/send', '/api/v1/email-verification/send', { token: serverKey, body: { email: evTo, otpDigits: 8 } })).json.data;
-    await check('POST', '/api/v1/email-verification/send', '/api/v1/email-verification/send', { token: serverKey, body: { email: evTo, otpDigits: 11 } });
+    const ev = (
+      await check('POST', '/api/v1/email-verification/send', '/api/v1/email-verification/send', {
+        token: serverKey,
+        body: { email: evTo, otpDigits: 8 },
+      })
+    ).json.data;
+    await check('POST', '/api/v1/email-verification/send', '/api/v1/email-verification/send', {
+      token: serverKey,
+      body: { email: evTo, otpDigits: 11 },
+    });
     const status = '/api/v1/email-verification/{sessionId}';
     await check('GET', status, `/api/v1/email-verification/${ev.sessionId}`, { token: serverKey });
     await check('GET', status, '/api/v1/email-verification/otp_unknownunknownunknownunkn', { token: serverKey });
     await check('GET', '/verify', `/verify?sessionId=${ev.sessionId}`);
     await check('GET', '/verify', '/verify?sessionId=otp_unknown');
     const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
-    await check('POST', '/verify', '/verify', { headers: form, raw: `sessionId=${ev.sessionId}&email=${encodeURIComponent(evTo)}&code=1` });
+    await check('POST', '/verify', '/verify', {
+      headers: form,
+      raw: `sessionId=${ev.sessionId}&email=${encodeURIComponent(evTo)}&code=1`,
+    });
     await check('POST', '/verify', '/verify', { headers: form, raw: `email=${'x'.repeat(5000)}` });
     const evCode = await codeFromInbox(evTo);
-    await check('POST', '/api/v1/email-verification/verify', '/api/v1/email-verification/verify', { token: serverKey, body: { sessionId: ev.sessionId, email: evTo, code: '00000000' === evCode ? '11111111' : '00000000' } });
-    await check('POST', '/api/v1/email-verification/verify', '/api/v1/email-verification/verify', { token: serverKey, body: { sessionId: ev.sessionId, email: evTo, code: evCode } });
+    await check('POST', '/api/v1/email-verification/verify', '/api/v1/email-verification/verify', {
+      token: serverKey,
+      body: { sessionId: ev.sessionId, email: evTo, code: '00000000' === evCode ? '11111111' : '00000000' },
+    });
+    await check('POST', '/api/v1/email-verification/verify', '/api/v1/email-verification/verify', {
+      token: serverKey,
+      body: { sessionId: ev.sessionId, email: evTo, code: evCode },
+    });
     await check('GET', status, `/api/v1/email-verification/${ev.sessionId}`, { token: serverKey });
 
     // Coverage: every documented operation was seen succeeding, and every one that lists errors was seen failing.
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const seen = [...validated].filter((v) => v.startsWith(`${method.toUpperCase()} ${path} `));
-        expect(seen.some((v) => /\s2\d\d$/.test(v)), `${method} ${path}: no success response validated`).toBe(true);
+        expect(
+          seen.some((v) => /\s2\d\d$/.test(v)),
+          `${method} ${path}: no success response validated`,
+        ).toBe(true);
         const documentsErrors = Object.keys(operation.responses).some((status) => status >= '400' && status !== '500');
-        if (documentsErrors) expect(seen.some((v) => /\s[45]\d\d$/.test(v)), `${method} ${path}: no error response validated`).toBe(true);
+        if (documentsErrors)
+          expect(
+            seen.some((v) => /\s[45]\d\d$/.test(v)),
+            `${method} ${path}: no error response validated`,
+          ).toBe(true);
       }
     }
   });

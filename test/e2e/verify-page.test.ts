@@ -2,7 +2,7 @@
 // ./global-setup.ts (scripts/start.mjs: wrangler dev + maildev). Send → code from the inbox → wrong code
 // (attempts left) → right code (success) → the status route says verified; with and without JavaScript.
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser, type Page, type Response } from 'playwright-core';
+import { type Browser, chromium, type Page, type Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const service = inject('e2e');
@@ -22,7 +22,10 @@ type SendData = { sessionId: string; email: string; sent: boolean; expiresAt: st
 type StatusData = { sessionId: string; email: string; status: string; expiresAt: string; verifiedAt?: string };
 type MaildevMail = { to: { address: string }[]; subject: string; text: string };
 
-async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; data: T }> {
+async function api<T>(
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<{ status: number; data: T }> {
   const res = await fetch(service.baseUrl + path, {
     method: init.method ?? 'GET',
     headers: {
@@ -101,7 +104,10 @@ const isVerifyPost = (r: Response) => r.request().method() === 'POST' && new URL
 async function submit(page: Page, email: string, code: string): Promise<Response> {
   await page.getByLabel('Email address').fill(email);
   await page.getByLabel('Verification code').fill(code);
-  const [response] = await Promise.all([page.waitForResponse(isVerifyPost), page.getByRole('button', { name: 'Verify' }).click()]);
+  const [response] = await Promise.all([
+    page.waitForResponse(isVerifyPost),
+    page.getByRole('button', { name: 'Verify' }).click(),
+  ]);
   return response;
 }
 
@@ -147,7 +153,7 @@ describe('hosted verify page in headless Chromium', () => {
     // Wrong code: the page's script posts it with fetch (not a form navigation) and announces the result.
     const wrong = await submit(page, email, wrongCodeFor(code));
     expect(wrong.request().resourceType()).toBe('fetch');
-    expect(wrong.request().headers()['accept']).toContain('application/json');
+    expect(wrong.request().headers().accept).toContain('application/json');
     expect(await statusText(page, 'attempts left')).toBe('That code is not right. 4 attempts left.');
     expect(await page.getByRole('status').getAttribute('class')).toContain('error');
     expect((await verificationStatus(sent.sessionId)).status).toBe('pending');

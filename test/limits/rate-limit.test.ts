@@ -3,8 +3,16 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { call,
-  fetchWith, expectError, newAccount, sendLogTotal, uniqueAddress, type ApiResponse } from '../support/api';
+import {
+  type ApiResponse,
+  call,
+  expectError,
+  fetchWith,
+  newAccount,
+  sendLogTotal,
+  uniqueAddress,
+} from '../support/api';
+import type { EmailList, SavedTemplate, TemplateList } from '../support/responses';
 
 type RequestOptions = { token?: string; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string> };
 
@@ -100,19 +108,23 @@ describe('mail bucket shared by routes 1, 3 and 4 (RATE_MAIL_PER_KEY = 3)', () =
 
   it('three calls spread over the three routes use the bucket up; a fourth on any of them → 429', async () => {
     const account = await newAccount();
-    const template = await call('POST', '/api/v1/templates', {
+    const template = await call<SavedTemplate>('POST', '/api/v1/templates', {
       token: account.mailKey,
       body: { name: 'rate', subject: 'Template {{n}}', textBody: 'Body {{n}}' },
     });
     expect(template.status).toBe(201);
-    const templateId: string = template.json.data.id;
+    const templateId = template.json.data.id;
     const route1 = () => fetchWith(vars, 'POST', '/api/v1/emails', { token: account.mailKey, body: mailBody() });
     const route3 = () =>
       fetchWith(vars, 'POST', '/api/v1/templates/send', {
         token: account.mailKey,
         body: { to: uniqueAddress('rate'), templateId, vars: { n: 1 } },
       });
-    const route4 = () => fetchWith(vars, 'POST', '/api/v1/templates/send-test', { token: account.mailKey, body: { to: uniqueAddress('rate') } });
+    const route4 = () =>
+      fetchWith(vars, 'POST', '/api/v1/templates/send-test', {
+        token: account.mailKey,
+        body: { to: uniqueAddress('rate') },
+      });
 
     const r1 = await route1();
     expect(r1.status).toBe(200);
@@ -173,7 +185,8 @@ describe('mail bucket per client IP (CF-Connecting-IP, RATE_MAIL_PER_IP = 2)', (
 
 describe('read bucket per credential (RATE_READ_PER_CREDENTIAL = 3)', () => {
   const vars = { RATE_READ_PER_CREDENTIAL: '3' };
-  const read = (token: string, path = '/api/v1/emails') => fetchWith(vars, 'GET', path, { token });
+  const read = (token: string, path = '/api/v1/emails') =>
+    fetchWith<EmailList | TemplateList>(vars, 'GET', path, { token });
 
   it('three reads pass, the fourth → 429; mail still goes out; another key reads normally', async () => {
     const account = await newAccount();
@@ -216,7 +229,10 @@ describe('order of checks: authentication → scope → rate limit → body vali
     const account = await newAccount();
     const ip = uniqueIp();
     const post = (options: RequestOptions) =>
-      fetchWith(vars, 'POST', '/api/v1/emails', { ...options, headers: { 'CF-Connecting-IP': ip, ...options.headers } });
+      fetchWith(vars, 'POST', '/api/v1/emails', {
+        ...options,
+        headers: { 'CF-Connecting-IP': ip, ...options.headers },
+      });
 
     expect((await post({ token: account.mailKey, body: mailBody() })).status).toBe(200);
     expectRateLimited(await post({ token: account.mailKey, body: mailBody() }), 1);
@@ -232,7 +248,10 @@ describe('order of checks: authentication → scope → rate limit → body vali
       { body: { to: 'not-an-address', subject: 's', text: 't' } },
       { rawBody: '{"to": ', headers: { 'Content-Type': 'application/json' } },
       { rawBody: JSON.stringify(mailBody()), headers: { 'Content-Type': 'text/plain' } },
-      { rawBody: JSON.stringify({ ...mailBody(), text: 'x'.repeat(600 * 1024) }), headers: { 'Content-Type': 'application/json' } },
+      {
+        rawBody: JSON.stringify({ ...mailBody(), text: 'x'.repeat(600 * 1024) }),
+        headers: { 'Content-Type': 'application/json' },
+      },
     ];
     for (const options of badBodies) expectRateLimited(await post({ token: account.mailKey, ...options }), 1);
     // Another key from the full address: refused by the IP bucket, again before validation.
@@ -253,7 +272,11 @@ describe('order of checks: authentication → scope → rate limit → body vali
     const { mailKey } = await newAccount();
     expect((await fetchWith(vars, 'GET', '/api/v1/emails', { token: mailKey })).status).toBe(200);
     expectRateLimited(await fetchWith(vars, 'GET', '/api/v1/emails?limit=abc', { token: mailKey }), 1);
-    expectError(await fetchWith(vars, 'GET', '/api/v1/emails', { token: 'pc_key_unknownunknownunknown' }), 401, 'UNAUTHORIZED');
+    expectError(
+      await fetchWith(vars, 'GET', '/api/v1/emails', { token: 'pc_key_unknownunknownunknown' }),
+      401,
+      'UNAUTHORIZED',
+    );
   });
 });
 
@@ -264,7 +287,9 @@ describe('RateCounter Durable Object', () => {
   const loggedHits = (stub: ReturnType<typeof counter>) =>
     runInDurableObject(stub, (_instance, state) => {
       const table = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'log_hits'").toArray();
-      return table.length === 0 ? 0 : state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM log_hits').one().n;
+      return table.length === 0
+        ? 0
+        : state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM log_hits').one().n;
     });
 
   it('50 concurrent hits with limit 10 → exactly 10 allowed; refused hits are not counted', async () => {

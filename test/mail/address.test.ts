@@ -122,7 +122,16 @@ describe('checkAddress', () => {
   });
 
   it('rejects other malformed local parts', () => {
-    for (const input of ['', 'no-at-sign', '@example.com', '.user@example.com', 'user.@example.com', 'a..b@example.com', 'a(b)@example.com', 'a,b@example.com']) {
+    for (const input of [
+      '',
+      'no-at-sign',
+      '@example.com',
+      '.user@example.com',
+      'user.@example.com',
+      'a..b@example.com',
+      'a(b)@example.com',
+      'a,b@example.com',
+    ]) {
       rejected(input);
     }
   });
@@ -135,15 +144,23 @@ describe('checkAddress', () => {
 
 describe('uniqueAddresses', () => {
   it('duplicates differing in case collapse to the first spelling, order kept', () => {
-    expect(uniqueAddresses(['Ann@Example.com', 'bob@example.com', 'ann@example.com', 'ANN@EXAMPLE.COM', 'carol@example.com'])).toEqual([
-      'Ann@Example.com',
-      'bob@example.com',
-      'carol@example.com',
-    ]);
+    expect(
+      uniqueAddresses([
+        'Ann@Example.com',
+        'bob@example.com',
+        'ann@example.com',
+        'ANN@EXAMPLE.COM',
+        'carol@example.com',
+      ]),
+    ).toEqual(['Ann@Example.com', 'bob@example.com', 'carol@example.com']);
   });
 
   it('leaves distinct addresses alone', () => {
-    expect(uniqueAddresses(['a@example.com', 'a@example.org', 'b@example.com'])).toEqual(['a@example.com', 'a@example.org', 'b@example.com']);
+    expect(uniqueAddresses(['a@example.com', 'a@example.org', 'b@example.com'])).toEqual([
+      'a@example.com',
+      'a@example.org',
+      'b@example.com',
+    ]);
     expect(uniqueAddresses([])).toEqual([]);
   });
 });
@@ -156,7 +173,17 @@ describe('isSafeDisplayName', () => {
   });
 
   it('rejects line breaks, quotes, backslashes and control characters', () => {
-    for (const name of ['Evil\r\nBcc: victim@example.com', 'line\nbreak', 'carriage\rreturn', 'Say "hi"', '"', 'back\\slash', 'nul\0', 'tab\there', 'del\x7f']) {
+    for (const name of [
+      'Evil\r\nBcc: victim@example.com',
+      'line\nbreak',
+      'carriage\rreturn',
+      'Say "hi"',
+      '"',
+      'back\\slash',
+      'nul\0',
+      'tab\there',
+      'del\x7f',
+    ]) {
       expect(isSafeDisplayName(name), JSON.stringify(name)).toBe(false);
     }
   });

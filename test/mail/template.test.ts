@@ -97,7 +97,11 @@ describe('missingVars', () => {
   });
 
   it('names inherited from Object.prototype are still missing', () => {
-    expect(missingVars(['{{toString}} {{ constructor }} {{__proto__}}'], {})).toEqual(['__proto__', 'constructor', 'toString']);
+    expect(missingVars(['{{toString}} {{ constructor }} {{__proto__}}'], {})).toEqual([
+      '__proto__',
+      'constructor',
+      'toString',
+    ]);
   });
 
   it('finds a name once whatever the spacing', () => {

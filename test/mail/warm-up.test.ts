@@ -2,17 +2,28 @@
 // with PUT /admin/v1/settings { dailyAllowance }; null = unlimited.
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { admin, call, expectError, inbox, newAccount, sendLogTotal, uniqueAddress, waitForInbox, type ApiResponse } from '../support/api';
+import {
+  type ApiResponse,
+  admin,
+  call,
+  expectError,
+  inbox,
+  newAccount,
+  sendLogTotal,
+  uniqueAddress,
+  waitForInbox,
+} from '../support/api';
+import type { QueuedEmail, SavedTemplate, Settings, TemplateQueued } from '../support/responses';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 const queue = (token: string, body: unknown, headers?: Record<string, string>) =>
-  call('POST', '/api/v1/emails', { token, body, headers });
+  call<QueuedEmail>('POST', '/api/v1/emails', { token, body, headers });
 
 const mail = (to: string | string[]) => ({ to, subject: 'Warm-up', text: 'hello' });
 
 async function setAllowance(dailyAllowance: number | null) {
-  const res = await admin('PUT', '/admin/v1/settings', { dailyAllowance });
+  const res = await admin<Settings>('PUT', '/admin/v1/settings', { dailyAllowance });
   expect(res.status).toBe(200);
   expect(res.json.data.dailyAllowance).toBe(dailyAllowance);
 }
@@ -23,7 +34,9 @@ async function setAllowance(dailyAllowance: number | null) {
  */
 async function usedToday(): Promise<number> {
   const day = new Date().toISOString().slice(0, 10);
-  const row = await env.DB.prepare('SELECT recipients FROM daily_usage WHERE day = ?').bind(day).first<{ recipients: number }>();
+  const row = await env.DB.prepare('SELECT recipients FROM daily_usage WHERE day = ?')
+    .bind(day)
+    .first<{ recipients: number }>();
   return row?.recipients ?? 0;
 }
 
@@ -57,7 +70,7 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
     const after = nextUtcMidnight(Date.now());
 
     expectDailyLimit(res);
-    const resetAt: string = res.json.error.resetAt;
+    const resetAt = res.json.error.resetAt!;
     expect(resetAt).toMatch(ISO_MS);
     expect([before, after]).toContain(resetAt);
     const expectedSeconds = (Date.parse(resetAt) - Date.now()) / 1000;
@@ -113,7 +126,9 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
   it('concurrent sends never pass the allowance', async () => {
     const { mailKey } = await newAccount();
     await allowMore(5);
-    const results = await Promise.all(Array.from({ length: 12 }, () => queue(mailKey, mail(uniqueAddress('warmup-race')))));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => queue(mailKey, mail(uniqueAddress('warmup-race')))),
+    );
     const accepted = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status !== 200);
     expect(accepted).toHaveLength(5);
@@ -127,7 +142,7 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
     expectDailyLimit(await queue(mailKey, mail(uniqueAddress('warmup-lift'))));
 
     await setAllowance(null);
-    const settings = await admin('GET', '/admin/v1/settings');
+    const settings = await admin<Settings>('GET', '/admin/v1/settings');
     expect(settings.json.data.dailyAllowance).toBeNull();
     const to = uniqueAddress('warmup-lift');
     const res = await queue(mailKey, mail(to));
@@ -153,7 +168,7 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
 
   it('routes 3 and 4 (templates/send, send-test) are not limited by the allowance', async () => {
     const { mailKey } = await newAccount();
-    const template = await call('POST', '/api/v1/templates', {
+    const template = await call<SavedTemplate>('POST', '/api/v1/templates', {
       token: mailKey,
       body: { name: 'warm-up', subject: 'Template mail', textBody: 'Hello {{who}}' },
     });
@@ -163,7 +178,7 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
     expectDailyLimit(await queue(mailKey, mail(uniqueAddress('warmup-route1'))));
 
     const viaTemplate = uniqueAddress('warmup-route3');
-    const route3 = await call('POST', '/api/v1/templates/send', {
+    const route3 = await call<TemplateQueued>('POST', '/api/v1/templates/send', {
       token: mailKey,
       body: { to: viaTemplate, templateId: template.json.data.id, vars: { who: 'you' } },
     });
@@ -171,7 +186,10 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
     expect(route3.json.data).toMatchObject({ status: 'QUEUED', templateId: template.json.data.id });
 
     const viaTest = uniqueAddress('warmup-route4');
-    const route4 = await call('POST', '/api/v1/templates/send-test', { token: mailKey, body: { to: viaTest } });
+    const route4 = await call<QueuedEmail>('POST', '/api/v1/templates/send-test', {
+      token: mailKey,
+      body: { to: viaTest },
+    });
     expect(route4.status).toBe(200);
     expect(route4.json.data).toMatchObject({ status: 'QUEUED' });
 
@@ -191,9 +209,17 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
       const res = await queue(mine.mailKey, { ...mail(uniqueAddress('warmup-403')), senderEmailId });
       expectError(res, 403, 'SENDER_NOT_VERIFIED');
     }
-    const missingTemplate = await queue(mine.mailKey, { to: uniqueAddress('warmup-404'), subject: 's', templateId: 'tpl_unknownunknown' });
+    const missingTemplate = await queue(mine.mailKey, {
+      to: uniqueAddress('warmup-404'),
+      subject: 's',
+      templateId: 'tpl_unknownunknown',
+    });
     expectError(missingTemplate, 404, 'TEMPLATE_NOT_FOUND');
-    const missingVars = await queue(mine.mailKey, { to: uniqueAddress('warmup-400'), subject: 'Hi {{name}}', text: 't' });
+    const missingVars = await queue(mine.mailKey, {
+      to: uniqueAddress('warmup-400'),
+      subject: 'Hi {{name}}',
+      text: 't',
+    });
     expectError(missingVars, 400, 'INVALID_INPUT');
 
     // The one recipient of room is still there, and then it is gone.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { call, expectError, inbox, newAccount, uniqueAddress, sendLogTotal, waitForInbox } from '../support/api';
+import { call, expectError, inbox, newAccount, sendLogTotal, uniqueAddress, waitForInbox } from '../support/api';
+import type { QueuedEmail, SavedTemplate } from '../support/responses';
 
 const withKey = (key: string) => ({ 'Idempotency-Key': key });
 
@@ -23,8 +24,16 @@ describe('Idempotency-Key on POST /api/v1/emails', () => {
   it('409 IDEMPOTENCY_CONFLICT for the same key with another body', async () => {
     const { mailKey } = await newAccount();
     const to = uniqueAddress('idem');
-    await call('POST', '/api/v1/emails', { token: mailKey, body: { to, subject: 'A', text: 'a' }, headers: withKey('k-1') });
-    const other = await call('POST', '/api/v1/emails', { token: mailKey, body: { to, subject: 'B', text: 'b' }, headers: withKey('k-1') });
+    await call('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 'A', text: 'a' },
+      headers: withKey('k-1'),
+    });
+    const other = await call('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 'B', text: 'b' },
+      headers: withKey('k-1'),
+    });
     expectError(other, 409, 'IDEMPOTENCY_CONFLICT');
     expect(await sendLogTotal(mailKey)).toBe(1);
   });
@@ -34,7 +43,9 @@ describe('Idempotency-Key on POST /api/v1/emails', () => {
     const to = uniqueAddress('idem-race');
     const body = { to, subject: 'Race', text: 'r' };
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => call('POST', '/api/v1/emails', { token: mailKey, body, headers: withKey('race-1') })),
+      Array.from({ length: 8 }, () =>
+        call<QueuedEmail>('POST', '/api/v1/emails', { token: mailKey, body, headers: withKey('race-1') }),
+      ),
     );
     const ok = results.filter((r) => r.status === 200);
     expect(ok.length).toBeGreaterThanOrEqual(1);
@@ -51,8 +62,16 @@ describe('Idempotency-Key on POST /api/v1/emails', () => {
     const b = await newAccount();
     const to = uniqueAddress('idem-acc');
     const body = { to, subject: 'Per account', text: 'x' };
-    const ra = await call('POST', '/api/v1/emails', { token: a.mailKey, body, headers: withKey('shared') });
-    const rb = await call('POST', '/api/v1/emails', { token: b.mailKey, body, headers: withKey('shared') });
+    const ra = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: a.mailKey,
+      body,
+      headers: withKey('shared'),
+    });
+    const rb = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: b.mailKey,
+      body,
+      headers: withKey('shared'),
+    });
     expect(ra.status).toBe(200);
     expect(rb.status).toBe(200);
     expect(rb.json.data.id).not.toBe(ra.json.data.id);
@@ -80,16 +99,29 @@ describe('Idempotency-Key on POST /api/v1/emails', () => {
   it('400 INVALID_INPUT for a key over 255 characters or with control characters', async () => {
     const { mailKey } = await newAccount();
     const body = { to: uniqueAddress(), subject: 's', text: 't' };
-    expectError(await call('POST', '/api/v1/emails', { token: mailKey, body, headers: withKey('k'.repeat(256)) }), 400, 'INVALID_INPUT');
-    expectError(await call('POST', '/api/v1/emails', { token: mailKey, body, headers: withKey('a b') }), 400, 'INVALID_INPUT');
-    expect((await call('POST', '/api/v1/emails', { token: mailKey, body, headers: withKey('k'.repeat(255)) })).status).toBe(200);
+    expectError(
+      await call('POST', '/api/v1/emails', { token: mailKey, body, headers: withKey('k'.repeat(256)) }),
+      400,
+      'INVALID_INPUT',
+    );
+    expectError(
+      await call('POST', '/api/v1/emails', { token: mailKey, body, headers: withKey('a b') }),
+      400,
+      'INVALID_INPUT',
+    );
+    expect(
+      (await call('POST', '/api/v1/emails', { token: mailKey, body, headers: withKey('k'.repeat(255)) })).status,
+    ).toBe(200);
   });
 });
 
 describe('Idempotency-Key on the template routes', () => {
   it('POST /api/v1/templates/send replays and sends once', async () => {
     const { mailKey } = await newAccount();
-    const tpl = await call('POST', '/api/v1/templates', { token: mailKey, body: { name: 't', subject: 'Hi {{n}}', textBody: 'x' } });
+    const tpl = await call<SavedTemplate>('POST', '/api/v1/templates', {
+      token: mailKey,
+      body: { name: 't', subject: 'Hi {{n}}', textBody: 'x' },
+    });
     const to = uniqueAddress('idem-tpl');
     const body = { to, templateId: tpl.json.data.id, vars: { n: 1 } };
     const first = await call('POST', '/api/v1/templates/send', { token: mailKey, body, headers: withKey('tpl-1') });
@@ -101,13 +133,25 @@ describe('Idempotency-Key on the template routes', () => {
   it('POST /api/v1/templates/send-test replays and sends once; the same key on another route conflicts', async () => {
     const { mailKey } = await newAccount();
     const to = uniqueAddress('idem-test');
-    const first = await call('POST', '/api/v1/templates/send-test', { token: mailKey, body: { to }, headers: withKey('t-1') });
-    const again = await call('POST', '/api/v1/templates/send-test', { token: mailKey, body: { to }, headers: withKey('t-1') });
+    const first = await call('POST', '/api/v1/templates/send-test', {
+      token: mailKey,
+      body: { to },
+      headers: withKey('t-1'),
+    });
+    const again = await call('POST', '/api/v1/templates/send-test', {
+      token: mailKey,
+      body: { to },
+      headers: withKey('t-1'),
+    });
     expect(again.json).toEqual(first.json);
     const elsewhere = await call('POST', '/api/v1/emails', { token: mailKey, body: { to }, headers: withKey('t-1') });
     // Validation runs first (400 for the missing subject); a valid body on another route conflicts.
     expectError(elsewhere, 400, 'INVALID_INPUT');
-    const conflict = await call('POST', '/api/v1/emails', { token: mailKey, body: { to, subject: 's', text: 't' }, headers: withKey('t-1') });
+    const conflict = await call('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 's', text: 't' },
+      headers: withKey('t-1'),
+    });
     expectError(conflict, 409, 'IDEMPOTENCY_CONFLICT');
     expect(await sendLogTotal(mailKey)).toBe(1);
   });

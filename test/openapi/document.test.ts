@@ -11,10 +11,17 @@ type Response = {
   links?: Record<string, { operationId: string }>;
 };
 type Components = { headers: Record<string, Header>; securitySchemes: Record<string, object> };
+/** GET /api/v1/openapi.json as served, as far as these tests read it. */
+type ServedDocument = {
+  openapi: string;
+  servers: unknown[];
+  paths: Record<string, Record<string, { responses: Record<string, Response> }>>;
+};
 
 const doc = document() as unknown as ReturnType<typeof document> & { components: Components; openapi: string };
 const routes = declaredRoutes();
-const responsesOf = (name: string) => routes.find((r) => r.name === name)!.operation.responses as Record<string, Response>;
+const responsesOf = (name: string) =>
+  routes.find((r) => r.name === name)!.operation.responses as Record<string, Response>;
 const parameter = (name: string, param: string) =>
   (routes.find((r) => r.name === name)!.operation.parameters ?? []).find((p) => p.name === param)!;
 
@@ -29,15 +36,17 @@ describe('GET /api/v1/openapi.json', () => {
   it('serves the document of every registered route, and nothing else', async () => {
     const res = await call('GET', '/api/v1/openapi.json');
     expect(res.status).toBe(200);
-    expect(res.json.openapi).toBe('3.1.0');
-    expect(res.json.servers).toEqual([{ url: 'http://postcode.test', description: 'This service' }]);
-    const served = Object.entries(res.json.paths as Record<string, object>).flatMap(([path, ops]) =>
+    // The document is JSON but not an envelope: read it from the text.
+    const body = JSON.parse(res.text) as ServedDocument;
+    expect(body.openapi).toBe('3.1.0');
+    expect(body.servers).toEqual([{ url: 'http://postcode.test', description: 'This service' }]);
+    const served = Object.entries(body.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(served.sort()).toEqual([...registeredRoutes()].sort());
     // Its own response is documented with a schema, not as an opaque object.
-    const own = res.json.paths['/api/v1/openapi.json'].get.responses['200'].content['application/json'].schema;
-    expect(own.required).toEqual(expect.arrayContaining(['openapi', 'info', 'paths']));
+    const own = body.paths['/api/v1/openapi.json']?.get?.responses['200']?.content?.['application/json']?.schema;
+    expect(own?.required).toEqual(expect.arrayContaining(['openapi', 'info', 'paths']));
   });
 
   it('covers the 17 endpoints of the interface', () => {
@@ -65,21 +74,45 @@ describe('GET /api/v1/openapi.json', () => {
     expect(new Set(routes.map((r) => r.operation.operationId)).size).toBe(routes.length);
   });
 
-  it('declares the security schemes and the key scope each route needs', () => {
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'apiKey', 'otpSecret', 'publicOtpToken']);
+  it('declares the security schemes, one per key scope, and what each route needs', () => {
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
+      'adminToken',
+      'mailApiKey',
+      'otpSecret',
+      'publicOtpToken',
+      'serverOtpKey',
+    ]);
     const security = (name: string) => routes.find((r) => r.name === name)!.operation.security;
     expect(security('GET /api/v1/instant-otp/verifications')).toEqual([{ publicOtpToken: [], otpSecret: [] }]);
-    expect(security('POST /api/v1/instant-otp/send')).toEqual([{ publicOtpToken: [] }, { apiKey: ['server_otp'] }]);
-    expect(security('POST /api/v1/emails')).toEqual([{ apiKey: ['mail_api'] }]);
+    expect(security('POST /api/v1/instant-otp/send')).toEqual([{ publicOtpToken: [] }, { serverOtpKey: [] }]);
+    expect(security('POST /api/v1/emails')).toEqual([{ mailApiKey: [] }]);
     expect(security('PUT /admin/v1/settings')).toEqual([{ adminToken: [] }]);
     expect(security('GET /health')).toEqual([]);
   });
 
   it('lists the contract errors by status, with the envelope and an example per code', () => {
     const responses = responsesOf('POST /api/v1/emails');
-    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '429', '500', '503']);
-    expect(Object.keys(responses['429']!.content!['application/json']!.examples!).sort()).toEqual(['DAILY_LIMIT_REACHED', 'RATE_LIMITED']);
-    expect(Object.keys(responses['403']!.content!['application/json']!.examples!)).toEqual(['SCOPE_REQUIRED', 'SENDER_NOT_VERIFIED']);
+    expect(Object.keys(responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '413',
+      '415',
+      '429',
+      '500',
+      '503',
+    ]);
+    expect(Object.keys(responses['429']!.content!['application/json']!.examples!).sort()).toEqual([
+      'DAILY_LIMIT_REACHED',
+      'RATE_LIMITED',
+    ]);
+    expect(Object.keys(responses['403']!.content!['application/json']!.examples!)).toEqual([
+      'SCOPE_REQUIRED',
+      'SENDER_NOT_VERIFIED',
+    ]);
   });
 
   it('lists SENDER_NOT_VERIFIED only where a sender can be chosen', () => {
@@ -103,7 +136,9 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.components.headers['Retry-After']!.required).toBe(true);
     for (const route of routes) {
       for (const [status, response] of Object.entries(route.operation.responses as Record<string, Response>)) {
-        expect(response.headers?.['X-Request-Id'], `${route.name} ${status}`).toEqual({ $ref: '#/components/headers/X-Request-Id' });
+        expect(response.headers?.['X-Request-Id'], `${route.name} ${status}`).toEqual({
+          $ref: '#/components/headers/X-Request-Id',
+        });
         if (status === '429') expect(response.headers?.['Retry-After'], `${route.name} 429`).toBeDefined();
       }
     }
@@ -129,7 +164,8 @@ describe('GET /api/v1/openapi.json', () => {
     const body = (name: string) => routes.find((r) => r.name === name)!.jsonBody!.schema;
     const address = body('POST /api/v1/backend-otp/send').properties!.email!;
     const pattern = new RegExp(address.pattern!);
-    for (const good of ['ada@example.com', '"quoted"@example.com', 'a.b+c@sub.example.co']) expect(pattern.test(good), good).toBe(true);
+    for (const good of ['ada@example.com', '"quoted"@example.com', 'a.b+c@sub.example.co'])
+      expect(pattern.test(good), good).toBe(true);
     for (const bad of ['ada@localhost', 'ada@example.123', 'a..b@example.com', 'ada@example.com\r\nBcc: x@y.z']) {
       expect(pattern.test(bad), bad).toBe(false);
     }
@@ -154,9 +190,13 @@ describe('GET /api/v1/openapi.json', () => {
 
   it('links sends to their verify and status routes, and a created template to the routes taking its id', () => {
     const operationIds = new Set(routes.map((r) => r.operation.operationId));
-    const linked = (name: string, status = '200') => Object.values(responsesOf(name)[status]!.links ?? {}).map((l) => l.operationId);
+    const linked = (name: string, status = '200') =>
+      Object.values(responsesOf(name)[status]!.links ?? {}).map((l) => l.operationId);
     expect(linked('POST /api/v1/backend-otp/send')).toEqual(['postApiV1BackendOtpVerify']);
-    expect(linked('POST /api/v1/email-verification/send')).toEqual(['postApiV1EmailVerificationVerify', 'getApiV1EmailVerificationSessionId']);
+    expect(linked('POST /api/v1/email-verification/send')).toEqual([
+      'postApiV1EmailVerificationVerify',
+      'getApiV1EmailVerificationSessionId',
+    ]);
     expect(linked('POST /api/v1/templates', '201')).toEqual([
       'getApiV1TemplatesTemplateId',
       'putApiV1TemplatesTemplateId',
@@ -165,7 +205,8 @@ describe('GET /api/v1/openapi.json', () => {
     ]);
     for (const route of routes) {
       for (const response of Object.values(route.operation.responses as Record<string, Response>)) {
-        for (const link of Object.values(response.links ?? {})) expect(operationIds.has(link.operationId), link.operationId).toBe(true);
+        for (const link of Object.values(response.links ?? {}))
+          expect(operationIds.has(link.operationId), link.operationId).toBe(true);
       }
     }
   });
@@ -211,11 +252,16 @@ describe('GET /docs', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('Content-Type')).toContain('text/html');
     expect(res.headers.get('X-Request-Id')).toMatch(/^req_/);
-    expect(res.json).toContain('/api/v1/openapi.json');
-    expect(res.json).toContain('src="/vendor/scalar/standalone.js"');
-    expect(res.json).not.toMatch(/cdn\.jsdelivr|unpkg\.com/);
-    const config = String(res.json).replace(/\s+/g, '');
-    for (const setting of ['"showToolbar":"never"', '"agent":{"disabled":true}', '"mcp":{"disabled":true}', '"telemetry":false']) {
+    expect(res.text).toContain('/api/v1/openapi.json');
+    expect(res.text).toContain('src="/vendor/scalar/standalone.js"');
+    expect(res.text).not.toMatch(/cdn\.jsdelivr|unpkg\.com/);
+    const config = res.text.replace(/\s+/g, '');
+    for (const setting of [
+      '"showToolbar":"never"',
+      '"agent":{"disabled":true}',
+      '"mcp":{"disabled":true}',
+      '"telemetry":false',
+    ]) {
       expect(config).toContain(setting);
     }
   });

@@ -67,11 +67,19 @@ describe('hashCode', () => {
   });
 
   it('is the HMAC-SHA256 of sessionId + code keyed with the pepper, not a plain hash of the code', async () => {
-    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode('pepper'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    const key = await crypto.subtle.importKey(
+      'raw',
+      new TextEncoder().encode('pepper'),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    );
     const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${sessionA}123456`)));
     const hex = [...mac].map((b) => b.toString(16).padStart(2, '0')).join('');
     expect(await hashCode('pepper', sessionA, '123456')).toBe(hex);
     const plain = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode('123456')));
-    expect(await hashCode('pepper', sessionA, '123456')).not.toBe([...plain].map((b) => b.toString(16).padStart(2, '0')).join(''));
+    expect(await hashCode('pepper', sessionA, '123456')).not.toBe(
+      [...plain].map((b) => b.toString(16).padStart(2, '0')).join(''),
+    );
   });
 });

@@ -28,7 +28,8 @@ function bindingsWithFailingHistory(): Cloudflare.Env {
 }
 
 const historyRows = async (sessionId: string) =>
-  (await env.DB.prepare('SELECT session_id, email FROM otp_verifications WHERE session_id = ?').bind(sessionId).all()).results;
+  (await env.DB.prepare('SELECT session_id, email FROM otp_verifications WHERE session_id = ?').bind(sessionId).all())
+    .results;
 
 describe('verification history when D1 fails during the verify', () => {
   it('the verify answers verified, the session is consumed, and the row arrives through the queue', async () => {
@@ -50,7 +51,11 @@ describe('verification history when D1 fails during the verify', () => {
       return found.length > 0 ? found : undefined;
     }, 'the history row written by the queue consumer');
     expect(rows).toEqual([{ session_id: sessionId, email: email.toLowerCase() }]);
-    expectError(await call('POST', '/api/v1/backend-otp/verify', { token: serverKey, body: { sessionId, email, code } }), 404, 'SESSION_NOT_FOUND');
+    expectError(
+      await call('POST', '/api/v1/backend-otp/verify', { token: serverKey, body: { sessionId, email, code } }),
+      404,
+      'SESSION_NOT_FOUND',
+    );
   });
 });
 
@@ -67,7 +72,12 @@ describe('queue consumer: verification history jobs', () => {
   async function runHistoryBatch(jobs: VerificationEntry[], bindings: Cloudflare.Env = env) {
     const batch = createMessageBatch<MailJob>(
       'postcode-mail',
-      jobs.map((job, i) => ({ id: `history-${i}`, timestamp: new Date(), attempts: 1, body: { kind: 'otp-history', entry: job } })),
+      jobs.map((job, i) => ({
+        id: `history-${i}`,
+        timestamp: new Date(),
+        attempts: 1,
+        body: { kind: 'otp-history', entry: job },
+      })),
     );
     const ctx = createExecutionContext();
     await worker.queue(batch, bindings);

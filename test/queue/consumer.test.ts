@@ -2,12 +2,12 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import worker from '../../src/index';
 import { findEmail, insertEmail } from '../../src/db/emails';
 import { newId } from '../../src/ids';
-import type { QueuedJob } from '../../src/queue/producer';
-import { retryDelaySeconds } from '../../src/queue/consumer';
+import worker from '../../src/index';
 import { sendOtp, verifyOtp } from '../../src/otp/engine';
+import { retryDelaySeconds } from '../../src/queue/consumer';
+import type { QueuedJob } from '../../src/queue/producer';
 import { codeFromInbox, inbox, newAccount, uniqueAddress } from '../support/api';
 
 /** Stores a QUEUED email without producing a queue message, so only our batches deliver it. */
@@ -71,7 +71,11 @@ describe('queue consumer: delivery outcomes', () => {
     const okTo = uniqueAddress('ok');
     const rejectTo = uniqueAddress('reject550');
     const tempTo = uniqueAddress('tempfail-once');
-    const ids = [await storedEmail(accountId, okTo), await storedEmail(accountId, rejectTo), await storedEmail(accountId, tempTo)];
+    const ids = [
+      await storedEmail(accountId, okTo),
+      await storedEmail(accountId, rejectTo),
+      await storedEmail(accountId, tempTo),
+    ];
 
     const result = await runBatch(ids, 1, 'postcode-mail', { ...env, MAIL_RETRY_BASE_SECONDS: '10' });
     expect(result.ackAll).toBe(false);
@@ -208,7 +212,14 @@ describe('queue consumer: jobs from before kinds (messages in flight at a deploy
       expiresAt: Date.now() + 60_000,
       from: { email: 'no-reply@postcode.dev', name: null },
     };
-    const result = await runJobs([{ ...body, kind: 'otp' }, { ...body, kind: 'otp-retry' }], 6, 'postcode-mail-dlq');
+    const result = await runJobs(
+      [
+        { ...body, kind: 'otp' },
+        { ...body, kind: 'otp-retry' },
+      ],
+      6,
+      'postcode-mail-dlq',
+    );
     expect(result.explicitAcks.sort()).toEqual(['msg-0-otp', 'msg-1-otp-retry']);
     expect(await inbox(body.email)).toHaveLength(0);
   });

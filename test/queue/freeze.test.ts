@@ -2,12 +2,14 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import worker from '../../src/index';
 import { findEmail } from '../../src/db/emails';
+import worker from '../../src/index';
 import type { MailJob } from '../../src/queue/producer';
 import { admin, call, inbox, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
+import type { QueuedEmail } from '../support/responses';
 
-const setFrozen = async (frozen: boolean) => expect((await admin('PUT', '/admin/v1/settings', { frozen })).status).toBe(200);
+const setFrozen = async (frozen: boolean) =>
+  expect((await admin('PUT', '/admin/v1/settings', { frozen })).status).toBe(200);
 
 afterEach(async () => setFrozen(false));
 
@@ -17,8 +19,11 @@ describe('freeze mode', () => {
     await setFrozen(true);
     const normalTo = uniqueAddress('frozen-normal');
     const urgentTo = uniqueAddress('frozen-urgent');
-    const normal = await call('POST', '/api/v1/emails', { token: mailKey, body: { to: normalTo, subject: 'n', text: 'n' } });
-    const urgent = await call('POST', '/api/v1/emails', {
+    const normal = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to: normalTo, subject: 'n', text: 'n' },
+    });
+    const urgent = await call<QueuedEmail>('POST', '/api/v1/emails', {
       token: mailKey,
       body: { to: urgentTo, subject: 'u', text: 'u', priority: 'URGENT' },
     });
@@ -41,7 +46,7 @@ describe('freeze mode', () => {
     const { mailKey } = await newAccount();
     await setFrozen(true);
     const to = uniqueAddress('frozen-test');
-    const res = await call('POST', '/api/v1/templates/send-test', { token: mailKey, body: { to } });
+    const res = await call<QueuedEmail>('POST', '/api/v1/templates/send-test', { token: mailKey, body: { to } });
     await new Promise((r) => setTimeout(r, 2000));
     expect(await inbox(to)).toHaveLength(0);
     await setFrozen(false);
@@ -52,7 +57,10 @@ describe('freeze mode', () => {
     const { mailKey } = await newAccount();
     const to = uniqueAddress('frozen-late');
     // A delivered email is put back to QUEUED (as if its message were still in flight), then frozen.
-    const res = await call('POST', '/api/v1/emails', { token: mailKey, body: { to, subject: 'late', text: 'x' } });
+    const res = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 'late', text: 'x' },
+    });
     const emailId: string = res.json.data.id;
     await waitForStatus(mailKey, emailId, 'SENT');
     await env.DB.prepare(`UPDATE emails SET status = 'QUEUED' WHERE id = ?`).bind(emailId).run();
@@ -75,12 +83,17 @@ describe('freeze mode', () => {
   it('held mail survives in D1 (no queue message exists until release)', async () => {
     const { mailKey } = await newAccount();
     await setFrozen(true);
-    const res = await call('POST', '/api/v1/emails', { token: mailKey, body: { to: uniqueAddress('held'), subject: 'h', text: 'h' } });
+    const res = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to: uniqueAddress('held'), subject: 'h', text: 'h' },
+    });
     const row = await env.DB.prepare('SELECT held, status FROM emails WHERE id = ?').bind(res.json.data.id).first();
     expect(row).toEqual({ held: 1, status: 'QUEUED' });
     // The scheduled safety net does nothing while frozen …
     await worker.scheduled({} as ScheduledController, env);
-    expect(await env.DB.prepare('SELECT held FROM emails WHERE id = ?').bind(res.json.data.id).first()).toEqual({ held: 1 });
+    expect(await env.DB.prepare('SELECT held FROM emails WHERE id = ?').bind(res.json.data.id).first()).toEqual({
+      held: 1,
+    });
     // … and releases once the setting is off, even without the admin route's release.
     await env.DB.prepare('UPDATE settings SET frozen = 0').run();
     await worker.scheduled({} as ScheduledController, env);

@@ -2,23 +2,32 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, inbox, newAccount, uniqueAddress, waitForStatus } from '../support/api';
+import type { QueuedEmail } from '../support/responses';
 
 describe('retries through the real queue', () => {
   it('451 once → retried and delivered exactly once, SENT', async () => {
     const { mailKey } = await newAccount();
     const to = uniqueAddress('tempfail-once');
-    const res = await call('POST', '/api/v1/emails', { token: mailKey, body: { to, subject: 'retry', text: 'x' } });
+    const res = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 'retry', text: 'x' },
+    });
     await waitForStatus(mailKey, res.json.data.id, 'SENT', 20_000);
     await new Promise((r) => setTimeout(r, 1500));
     expect(await inbox(to)).toHaveLength(1);
-    const row = await env.DB.prepare('SELECT attempts FROM emails WHERE id = ?').bind(res.json.data.id).first<{ attempts: number }>();
+    const row = await env.DB.prepare('SELECT attempts FROM emails WHERE id = ?')
+      .bind(res.json.data.id)
+      .first<{ attempts: number }>();
     expect(row!.attempts).toBe(2);
   });
 
   it('always 451 → FAILED after the retries run out (dead-letter queue), never SENT', async () => {
     const { mailKey } = await newAccount();
     const to = uniqueAddress('tempfail-always');
-    const res = await call('POST', '/api/v1/emails', { token: mailKey, body: { to, subject: 'never', text: 'x' } });
+    const res = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 'never', text: 'x' },
+    });
     await waitForStatus(mailKey, res.json.data.id, 'FAILED', 25_000);
     const row = await env.DB.prepare('SELECT attempts, last_reply, sent_at FROM emails WHERE id = ?')
       .bind(res.json.data.id)
@@ -31,10 +40,15 @@ describe('retries through the real queue', () => {
 
   it('550 → FAILED at once, not retried', async () => {
     const { mailKey } = await newAccount();
-    const res = await call('POST', '/api/v1/emails', { token: mailKey, body: { to: uniqueAddress('reject550'), subject: 'no', text: 'x' } });
+    const res = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to: uniqueAddress('reject550'), subject: 'no', text: 'x' },
+    });
     await waitForStatus(mailKey, res.json.data.id, 'FAILED');
     await new Promise((r) => setTimeout(r, 1500));
-    const row = await env.DB.prepare('SELECT attempts FROM emails WHERE id = ?').bind(res.json.data.id).first<{ attempts: number }>();
+    const row = await env.DB.prepare('SELECT attempts FROM emails WHERE id = ?')
+      .bind(res.json.data.id)
+      .first<{ attempts: number }>();
     expect(row!.attempts).toBe(1);
   });
 });

@@ -3,7 +3,8 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
-import { ADMIN_TOKEN, admin, call, expectError, type ApiResponse } from '../support/api';
+import { ADMIN_TOKEN, type ApiResponse, admin, call, expectError, parseBody } from '../support/api';
+import type { Account, ApiKey, EmailList, OtpToken, Sender, Settings } from '../support/responses';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -29,23 +30,22 @@ function randomBits(value: unknown, prefix: string): number {
 }
 
 const createAccount = async (name = 'Admin test account') => {
-  const res = await admin('POST', '/admin/v1/accounts', { name });
+  const res = await admin<Account>('POST', '/admin/v1/accounts', { name });
   expect(res.status).toBe(201);
-  return res.json.data.id as string;
+  return res.json.data.id;
 };
 
 const createKey = async (accountId: string, scopes: string[]) => {
-  const res = await admin('POST', `/admin/v1/accounts/${accountId}/api-keys`, { scopes });
+  const res = await admin<ApiKey>('POST', `/admin/v1/accounts/${accountId}/api-keys`, { scopes });
   expect(res.status).toBe(201);
-  return res.json.data as { id: string; key: string; scopes: string[] };
+  return res.json.data;
 };
 
-const listEmails = (key: string) => call('GET', '/api/v1/emails', { token: key });
+const listEmails = (key: string) => call<EmailList>('GET', '/api/v1/emails', { token: key });
 
 describe('POST /admin/v1/accounts', () => {
-
   it('201 with { id, name }; the id is acc_ with at least 96 random bits', async () => {
-    const res = await admin('POST', '/admin/v1/accounts', { name: 'Bücher & Co' });
+    const res = await admin<Account>('POST', '/admin/v1/accounts', { name: 'Bücher & Co' });
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ success: true, data: { id: expect.any(String), name: 'Bücher & Co' } });
     expect(randomBits(res.json.data.id, 'acc_')).toBeGreaterThanOrEqual(96);
@@ -73,16 +73,22 @@ describe('POST /admin/v1/accounts', () => {
   it('400 INVALID_INPUT for malformed JSON or a body that is not an object', async () => {
     const headers = { 'Content-Type': 'application/json' };
     for (const rawBody of ['{"name": ', '["x"]', '"x"']) {
-      expectError(await call('POST', '/admin/v1/accounts', { token: ADMIN_TOKEN, rawBody, headers }), 400, 'INVALID_INPUT');
+      expectError(
+        await call('POST', '/admin/v1/accounts', { token: ADMIN_TOKEN, rawBody, headers }),
+        400,
+        'INVALID_INPUT',
+      );
     }
   });
 });
 
 describe('POST /admin/v1/accounts/{accountId}/api-keys', () => {
-
   it('201 with { id, key, scopes }: key_ id, pc_key_ key with at least 128 random bits', async () => {
     const accountId = await createAccount();
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/api-keys`, { scopes: ['mail_api'], name: 'ci' });
+    const res = await admin<ApiKey>('POST', `/admin/v1/accounts/${accountId}/api-keys`, {
+      scopes: ['mail_api'],
+      name: 'ci',
+    });
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ success: true, data: { scopes: ['mail_api'] } });
     expect(randomBits(res.json.data.id, 'key_')).toBeGreaterThanOrEqual(96);
@@ -141,13 +147,16 @@ describe('POST /admin/v1/accounts/{accountId}/api-keys', () => {
 
   it('400 INVALID_INPUT for an account id shorter than 3 or longer than 128 characters', async () => {
     for (const id of ['ab', `acc_${'a'.repeat(125)}`]) {
-      expectError(await admin('POST', `/admin/v1/accounts/${id}/api-keys`, { scopes: ['mail_api'] }), 400, 'INVALID_INPUT');
+      expectError(
+        await admin('POST', `/admin/v1/accounts/${id}/api-keys`, { scopes: ['mail_api'] }),
+        400,
+        'INVALID_INPUT',
+      );
     }
   });
 });
 
 describe('DELETE /admin/v1/api-keys/{keyId}', () => {
-
   it('a refused (401) revocation leaves the key working', async () => {
     const accountId = await createAccount();
     const victim = await createKey(accountId, ['mail_api']);
@@ -183,10 +192,9 @@ describe('DELETE /admin/v1/api-keys/{keyId}', () => {
 });
 
 describe('POST /admin/v1/accounts/{accountId}/otp-tokens', () => {
-
   it('201 with { id, token, analyticsSecret, allowedIps }; an empty allowlist by default', async () => {
     const accountId = await createAccount();
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, {});
+    const res = await admin<OtpToken>('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, {});
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ success: true, data: { allowedIps: [] } });
     const { id, token, analyticsSecret } = res.json.data;
@@ -199,7 +207,7 @@ describe('POST /admin/v1/accounts/{accountId}/otp-tokens', () => {
 
   it('the token is a live public credential; the analytics secret is not a bearer token', async () => {
     const accountId = await createAccount();
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, {});
+    const res = await admin<OtpToken>('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, {});
     expect(res.status).toBe(201);
     // Recognised (403 for the wrong kind), not unknown (401).
     expectError(await listEmails(res.json.data.token), 403, 'SCOPE_REQUIRED');
@@ -208,8 +216,16 @@ describe('POST /admin/v1/accounts/{accountId}/otp-tokens', () => {
 
   it('accepts IPv4/IPv6 addresses and CIDR ranges and echoes them', async () => {
     const accountId = await createAccount();
-    const allowedIps = ['203.0.113.7', '10.0.0.0/8', '0.0.0.0/0', '2001:db8::/32', 'fe80::/10', '::1', '2001:db8::1/128'];
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, { allowedIps });
+    const allowedIps = [
+      '203.0.113.7',
+      '10.0.0.0/8',
+      '0.0.0.0/0',
+      '2001:db8::/32',
+      'fe80::/10',
+      '::1',
+      '2001:db8::1/128',
+    ];
+    const res = await admin<OtpToken>('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, { allowedIps });
     expect(res.status).toBe(201);
     expect(res.json.data.allowedIps).toEqual(allowedIps);
   });
@@ -217,7 +233,9 @@ describe('POST /admin/v1/accounts/{accountId}/otp-tokens', () => {
   it('400 INVALID_INPUT naming `allowedIps` for a malformed entry', async () => {
     const accountId = await createAccount();
     for (const entry of ['300.1.1.1', '10.0.0.0/33', '2001:db8::/129', '::1::2', '1.2.3', 'example.com', '']) {
-      const res = await admin('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, { allowedIps: ['10.0.0.1', entry] });
+      const res = await admin('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, {
+        allowedIps: ['10.0.0.1', entry],
+      });
       expectError(res, 400, 'INVALID_INPUT');
       expect(res.json.error.message).toContain('allowedIps');
     }
@@ -237,10 +255,12 @@ describe('POST /admin/v1/accounts/{accountId}/otp-tokens', () => {
 });
 
 describe('POST /admin/v1/accounts/{accountId}/senders', () => {
-
   it('201 with { id, email, name }; the id is snd_ with at least 96 random bits', async () => {
     const accountId = await createAccount();
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, { email: 'hello@example.com', name: 'Hello Team' });
+    const res = await admin<Sender>('POST', `/admin/v1/accounts/${accountId}/senders`, {
+      email: 'hello@example.com',
+      name: 'Hello Team',
+    });
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ success: true, data: { email: 'hello@example.com', name: 'Hello Team' } });
     expect(randomBits(res.json.data.id, 'snd_')).toBeGreaterThanOrEqual(96);
@@ -248,7 +268,7 @@ describe('POST /admin/v1/accounts/{accountId}/senders', () => {
 
   it('the name is optional', async () => {
     const accountId = await createAccount();
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, { email: 'noname@example.com' });
+    const res = await admin<Sender>('POST', `/admin/v1/accounts/${accountId}/senders`, { email: 'noname@example.com' });
     expect(res.status).toBe(201);
     expect(res.json.data.email).toBe('noname@example.com');
     expect(res.json.data.name ?? null).toBeNull();
@@ -256,14 +276,21 @@ describe('POST /admin/v1/accounts/{accountId}/senders', () => {
 
   it('an IDN domain is stored as punycode', async () => {
     const accountId = await createAccount();
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, { email: 'info@bücher.de' });
+    const res = await admin<Sender>('POST', `/admin/v1/accounts/${accountId}/senders`, { email: 'info@bücher.de' });
     expect(res.status).toBe(201);
     expect(res.json.data.email).toBe('info@xn--bcher-kva.de');
   });
 
   it('400 INVALID_INPUT naming `email` for an invalid address', async () => {
     const accountId = await createAccount();
-    for (const email of ['not-an-email', 'a@localhost', 'a b@example.com', 'Name <a@example.com>', 'a@example.com\r\nBcc: x@evil.com', 42]) {
+    for (const email of [
+      'not-an-email',
+      'a@localhost',
+      'a b@example.com',
+      'Name <a@example.com>',
+      'a@example.com\r\nBcc: x@evil.com',
+      42,
+    ]) {
       const res = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, { email });
       expectError(res, 400, 'INVALID_INPUT');
       expect(res.json.error.message).toContain('email');
@@ -272,7 +299,15 @@ describe('POST /admin/v1/accounts/{accountId}/senders', () => {
 
   it('400 INVALID_INPUT naming `name` for CR/LF, quotes or control characters in the name', async () => {
     const accountId = await createAccount();
-    for (const name of ['Evil\r\nBcc: x@evil.com', 'line\nbreak', 'carriage\rreturn', 'Say "hi"', 'back\\slash', 'nul\0', '']) {
+    for (const name of [
+      'Evil\r\nBcc: x@evil.com',
+      'line\nbreak',
+      'carriage\rreturn',
+      'Say "hi"',
+      'back\\slash',
+      'nul\0',
+      '',
+    ]) {
       const res = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, { email: 'ok@example.com', name });
       expectError(res, 400, 'INVALID_INPUT');
       expect(res.json.error.message).toContain('name');
@@ -281,23 +316,27 @@ describe('POST /admin/v1/accounts/{accountId}/senders', () => {
 
   it('400 INVALID_INPUT for an unknown field', async () => {
     const accountId = await createAccount();
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, { email: 'ok@example.com', verified: false });
+    const res = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, {
+      email: 'ok@example.com',
+      verified: false,
+    });
     expectError(res, 400, 'INVALID_INPUT');
   });
 
   it('404 NOT_FOUND for an unknown account', async () => {
-    const res = await admin('POST', '/admin/v1/accounts/acc_doesnotexistdoesnotexi/senders', { email: 'ok@example.com' });
+    const res = await admin('POST', '/admin/v1/accounts/acc_doesnotexistdoesnotexi/senders', {
+      email: 'ok@example.com',
+    });
     expectError(res, 404, 'NOT_FOUND');
   });
 });
 
 describe('GET/PUT /admin/v1/settings', () => {
-
-  const put = (body: unknown) => admin('PUT', '/admin/v1/settings', body);
+  const put = (body: unknown) => admin<Settings>('PUT', '/admin/v1/settings', body);
   const current = async () => {
-    const res = await admin('GET', '/admin/v1/settings');
+    const res = await admin<Settings>('GET', '/admin/v1/settings');
     expect(res.status).toBe(200);
-    return res.json.data as { frozen: boolean; dailyAllowance: number | null };
+    return res.json.data;
   };
 
   // Tests here change service-wide settings: put the defaults back after each one.
@@ -307,7 +346,7 @@ describe('GET/PUT /admin/v1/settings', () => {
   });
 
   it('defaults: not frozen, no daily allowance', async () => {
-    const res = await admin('GET', '/admin/v1/settings');
+    const res = await admin<Settings>('GET', '/admin/v1/settings');
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ success: true, data: { frozen: false, dailyAllowance: null } });
     expect(res.json.data.updatedAt).toMatch(ISO_MS);
@@ -394,7 +433,7 @@ describe('admin API without ADMIN_TOKEN', () => {
     const res = await app.fetch(request, bindings, ctx);
     await waitOnExecutionContext(ctx);
     const text = await res.text();
-    return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : null };
+    return { status: res.status, headers: res.headers, json: parseBody(text), text };
   }
 
   const routes: { method: string; path: string; body?: unknown }[] = [
@@ -419,7 +458,12 @@ describe('admin API without ADMIN_TOKEN', () => {
     for (const route of routes) {
       for (const token of [undefined, ADMIN_TOKEN, 'anything']) {
         const res = await fetchWith(unset, route.method, route.path, { token, body: route.body });
-        expect({ route: `${route.method} ${route.path}`, token, status: res.status, code: res.json?.error?.code }).toEqual({
+        expect({
+          route: `${route.method} ${route.path}`,
+          token,
+          status: res.status,
+          code: res.json?.error?.code,
+        }).toEqual({
           route: `${route.method} ${route.path}`,
           token,
           status: 404,
@@ -435,7 +479,7 @@ describe('admin API without ADMIN_TOKEN', () => {
     try {
       const res = await fetchWith(unset, 'PUT', '/admin/v1/settings', { token: ADMIN_TOKEN, body: { frozen: true } });
       expect(res.status).toBe(404);
-      const settings = await admin('GET', '/admin/v1/settings');
+      const settings = await admin<Settings>('GET', '/admin/v1/settings');
       expect(settings.json.data.frozen).toBe(false);
     } finally {
       await admin('PUT', '/admin/v1/settings', { frozen: false, dailyAllowance: null });

@@ -4,16 +4,26 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   admin,
   call,
-  postWith,
   codeFromInbox,
   expectError,
   inbox,
   newAccount,
+  postWith,
+  type TestAccount,
   uniqueAddress,
   waitForInbox,
-  type TestAccount,
 } from '../support/api';
-import { expectExpiry, ISO, sendAndRead as sendCodeAndRead, type SeededVerification, seedVerifications, SESSION_ID, unknownSessionId, wrongCode } from '../support/otp';
+import {
+  expectExpiry,
+  ISO,
+  SESSION_ID,
+  type SeededVerification,
+  seedVerifications,
+  sendAndRead as sendCodeAndRead,
+  unknownSessionId,
+  wrongCode,
+} from '../support/otp';
+import type { EmailVerificationSent, OtpSent, VerificationList, Verified } from '../support/responses';
 
 const SEND = '/api/v1/backend-otp/send';
 const VERIFY = '/api/v1/backend-otp/verify';
@@ -21,11 +31,13 @@ const HISTORY = '/api/v1/backend-otp/verifications';
 
 const BLOCKED_IP = '198.51.100.1';
 
-const send = (token: string, body: unknown, headers?: Record<string, string>) => call('POST', SEND, { token, body, headers });
-const verify = (token: string, body: unknown, path = VERIFY) => call('POST', path, { token, body });
+const send = (token: string, body: unknown, headers?: Record<string, string>) =>
+  call<OtpSent>('POST', SEND, { token, body, headers });
+const verify = (token: string, body: unknown, path = VERIFY) => call<Verified>('POST', path, { token, body });
 const verified = { success: true, data: { verified: true } };
 
-const sendAndRead = (token: string, email: string, extra: Record<string, unknown> = {}) => sendCodeAndRead(SEND, token, email, extra);
+const sendAndRead = (token: string, email: string, extra: Record<string, unknown> = {}) =>
+  sendCodeAndRead(SEND, token, email, extra);
 
 const wrong = wrongCode;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -58,7 +70,13 @@ describe('POST /api/v1/backend-otp/send', () => {
   it('honours subject, verificationLine, otpDigits and expiresInSeconds; accepts their bounds', async () => {
     const { serverKey } = await newAccount();
     const email = uniqueAddress('backend-custom');
-    const res = await send(serverKey, { email, subject: 'Your Acme login code', verificationLine: 'Type this into Acme:', otpDigits: 10, expiresInSeconds: 3600 });
+    const res = await send(serverKey, {
+      email,
+      subject: 'Your Acme login code',
+      verificationLine: 'Type this into Acme:',
+      otpDigits: 10,
+      expiresInSeconds: 3600,
+    });
     expect(res.status).toBe(200);
     const [mail] = await waitForInbox(email);
     expect(mail!.subject).toBe('Your Acme login code');
@@ -95,7 +113,9 @@ describe('POST /api/v1/backend-otp/send', () => {
     for (const [body, field] of cases) {
       const res = await send(serverKey, body);
       expectError(res, 400, 'INVALID_INPUT');
-      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(true);
+      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(
+        true,
+      );
     }
     expect(await inbox(email)).toHaveLength(0);
   });
@@ -144,7 +164,8 @@ describe('POST /api/v1/backend-otp/send', () => {
   it('429 RATE_LIMITED per credential when RATE_OTP_SEND_PER_CREDENTIAL is 2', async () => {
     const { serverKey } = await newAccount();
     const vars = { RATE_OTP_SEND_PER_CREDENTIAL: '2' };
-    for (let i = 0; i < 2; i++) expect((await postWith(vars, SEND, serverKey, { email: uniqueAddress('backend-cred') })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await postWith(vars, SEND, serverKey, { email: uniqueAddress('backend-cred') })).status).toBe(200);
     const limited = await postWith(vars, SEND, serverKey, { email: uniqueAddress('backend-cred') });
     expectError(limited, 429, 'RATE_LIMITED');
     expect(limited.headers.get('Retry-After')).toMatch(/^[1-9]\d*$/);
@@ -178,7 +199,11 @@ describe('POST /api/v1/backend-otp/send', () => {
     const res = await send(serverKey, { email });
     expect(res.status).toBe(200);
     expect(res.json.data).toMatchObject({ email, sent: false });
-    expectError(await verify(serverKey, { sessionId: res.json.data.sessionId, email, code: '000000' }), 400, 'INVALID_CODE');
+    expectError(
+      await verify(serverKey, { sessionId: res.json.data.sessionId, email, code: '000000' }),
+      400,
+      'INVALID_CODE',
+    );
   });
 });
 
@@ -195,50 +220,94 @@ describe('POST /api/v1/backend-otp/verify', () => {
     const { serverKey } = await newAccount();
     const email = uniqueAddress('backend-wrong');
     const { sessionId, code } = await sendAndRead(serverKey, email);
-    for (const bad of ['12345', '1234567', 'abcdef', '', '12 345', '12345x', '0x1234', '1e5000', '１２３４５６', '99999999999']) {
+    for (const bad of [
+      '12345',
+      '1234567',
+      'abcdef',
+      '',
+      '12 345',
+      '12345x',
+      '0x1234',
+      '1e5000',
+      '１２３４５６',
+      '99999999999',
+    ]) {
       expectError(await verify(serverKey, { sessionId, email, code: bad }), 400, 'INVALID_CODE');
     }
-    expectError(await verify(serverKey, { sessionId, email: uniqueAddress('backend-other'), code }), 400, 'INVALID_CODE');
-    for (let i = 0; i < 3; i++) expectError(await verify(serverKey, { sessionId, email, code: wrong(code) }), 400, 'INVALID_CODE');
+    expectError(
+      await verify(serverKey, { sessionId, email: uniqueAddress('backend-other'), code }),
+      400,
+      'INVALID_CODE',
+    );
+    for (let i = 0; i < 3; i++)
+      expectError(await verify(serverKey, { sessionId, email, code: wrong(code) }), 400, 'INVALID_CODE');
     // 4 attempts used (the 10 malformed codes used none): the right code still verifies.
     expect((await verify(serverKey, { sessionId, email, code })).json).toEqual(verified);
 
     const email2 = uniqueAddress('backend-lock');
     const second = await sendAndRead(serverKey, email2);
     for (let i = 0; i < 5; i++) {
-      expectError(await verify(serverKey, { sessionId: second.sessionId, email: email2, code: wrong(second.code) }), 400, 'INVALID_CODE');
+      expectError(
+        await verify(serverKey, { sessionId: second.sessionId, email: email2, code: wrong(second.code) }),
+        400,
+        'INVALID_CODE',
+      );
     }
     const locked = await verify(serverKey, { sessionId: second.sessionId, email: email2, code: second.code });
     expectError(locked, 429, 'RATE_LIMITED');
     expect(locked.headers.get('Retry-After')).toMatch(/^[1-9]\d*$/);
   });
 
-  it('404 SESSION_NOT_FOUND for unknown ids, another account\'s session and sessions of the other flavours', async () => {
+  it("404 SESSION_NOT_FOUND for unknown ids, another account's session and sessions of the other flavours", async () => {
     const mine = await newAccount();
     const other = await newAccount();
     const email = uniqueAddress('backend-404');
     const foreign = await sendAndRead(other.serverKey, email);
-    expectError(await verify(mine.serverKey, { sessionId: foreign.sessionId, email, code: foreign.code }), 404, 'SESSION_NOT_FOUND');
+    expectError(
+      await verify(mine.serverKey, { sessionId: foreign.sessionId, email, code: foreign.code }),
+      404,
+      'SESSION_NOT_FOUND',
+    );
     for (const sessionId of [unknownSessionId(), 'otp_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'nope']) {
       expectError(await verify(mine.serverKey, { sessionId, email, code: '123456' }), 404, 'SESSION_NOT_FOUND');
     }
     // The foreign lookup did not touch the owner's session.
-    expect((await verify(other.serverKey, { sessionId: foreign.sessionId, email, code: foreign.code })).json).toEqual(verified);
+    expect((await verify(other.serverKey, { sessionId: foreign.sessionId, email, code: foreign.code })).json).toEqual(
+      verified,
+    );
 
     const instantEmail = uniqueAddress('backend-instant');
-    const instant = await call('POST', '/api/v1/instant-otp/send', { token: mine.serverKey, body: { email: instantEmail } });
+    const instant = await call<OtpSent>('POST', '/api/v1/instant-otp/send', {
+      token: mine.serverKey,
+      body: { email: instantEmail },
+    });
     const instantCode = await codeFromInbox(instantEmail);
-    expectError(await verify(mine.serverKey, { sessionId: instant.json.data.sessionId, email: instantEmail, code: instantCode }), 404, 'SESSION_NOT_FOUND');
+    expectError(
+      await verify(mine.serverKey, { sessionId: instant.json.data.sessionId, email: instantEmail, code: instantCode }),
+      404,
+      'SESSION_NOT_FOUND',
+    );
 
     const evEmail = uniqueAddress('backend-ev');
-    const ev = await call('POST', '/api/v1/email-verification/send', { token: mine.serverKey, body: { email: evEmail } });
+    const ev = await call<EmailVerificationSent>('POST', '/api/v1/email-verification/send', {
+      token: mine.serverKey,
+      body: { email: evEmail },
+    });
     const evCode = await codeFromInbox(evEmail);
-    expectError(await verify(mine.serverKey, { sessionId: ev.json.data.sessionId, email: evEmail, code: evCode }), 404, 'SESSION_NOT_FOUND');
+    expectError(
+      await verify(mine.serverKey, { sessionId: ev.json.data.sessionId, email: evEmail, code: evCode }),
+      404,
+      'SESSION_NOT_FOUND',
+    );
     // A backend session is not verifiable on the email-verification route either.
     const ownEmail = uniqueAddress('backend-own');
     const own = await sendAndRead(mine.serverKey, ownEmail);
     expectError(
-      await verify(mine.serverKey, { sessionId: own.sessionId, email: ownEmail, code: own.code }, '/api/v1/email-verification/verify'),
+      await verify(
+        mine.serverKey,
+        { sessionId: own.sessionId, email: ownEmail, code: own.code },
+        '/api/v1/email-verification/verify',
+      ),
       404,
       'SESSION_NOT_FOUND',
     );
@@ -259,22 +328,33 @@ describe('GET /api/v1/backend-otp/verifications', () => {
 
     // An instant verification of the same account.
     const i = uniqueAddress('bh-instant');
-    const instant = await call('POST', '/api/v1/instant-otp/send', { token: serverKey, body: { email: i } });
+    const instant = await call<OtpSent>('POST', '/api/v1/instant-otp/send', { token: serverKey, body: { email: i } });
     const instantCode = await codeFromInbox(i);
-    expect((await verify(serverKey, { sessionId: instant.json.data.sessionId, email: i, code: instantCode }, '/api/v1/instant-otp/verify')).status).toBe(200);
+    expect(
+      (
+        await verify(
+          serverKey,
+          { sessionId: instant.json.data.sessionId, email: i, code: instantCode },
+          '/api/v1/instant-otp/verify',
+        )
+      ).status,
+    ).toBe(200);
 
-    const list = await call('GET', HISTORY, { token: serverKey });
+    const list = await call<VerificationList>('GET', HISTORY, { token: serverKey });
     expect(list.status).toBe(200);
     const entries = list.json.data.verifications;
-    expect(entries.map((v: { email: string }) => v.email)).toEqual([b, a]);
+    expect(entries.map((v) => v.email)).toEqual([b, a]);
     for (const entry of entries) {
       expect(Object.keys(entry).sort()).toEqual(['email', 'id', 'sentAt', 'verifiedAt']);
       expect(entry.sentAt).toMatch(ISO);
       expect(entry.verifiedAt).toMatch(ISO);
     }
 
-    const instantList = await call('GET', '/api/v1/instant-otp/verifications', { token: publicToken, headers: { 'X-Otp-Secret': analyticsSecret } });
-    expect(instantList.json.data.verifications.map((v: { email: string }) => v.email)).toEqual([i]);
+    const instantList = await call<VerificationList>('GET', '/api/v1/instant-otp/verifications', {
+      token: publicToken,
+      headers: { 'X-Otp-Secret': analyticsSecret },
+    });
+    expect(instantList.json.data.verifications.map((v) => v.email)).toEqual([i]);
   });
 
   it('another account sees none of them', async () => {
@@ -283,7 +363,7 @@ describe('GET /api/v1/backend-otp/verifications', () => {
     const email = uniqueAddress('bh-foreign');
     const s = await sendAndRead(mine.serverKey, email);
     expect((await verify(mine.serverKey, { sessionId: s.sessionId, email, code: s.code })).status).toBe(200);
-    const list = await call('GET', HISTORY, { token: other.serverKey });
+    const list = await call<VerificationList>('GET', HISTORY, { token: other.serverKey });
     expect(list.status).toBe(200);
     expect(list.json.data.verifications).toEqual([]);
   });
@@ -295,7 +375,11 @@ describe('GET /api/v1/backend-otp/verifications', () => {
       account = await newAccount('backend history limits');
       rows = await seedVerifications(account.accountId, 'backend', 120, 'bseed');
     });
-    const newest = (n: number) => rows.slice(-n).reverse().map((r) => r.email);
+    const newest = (n: number) =>
+      rows
+        .slice(-n)
+        .reverse()
+        .map((r) => r.email);
     for (const [query, max] of [
       ['', 50],
       ['?limit=3', 3],
@@ -304,13 +388,12 @@ describe('GET /api/v1/backend-otp/verifications', () => {
       ['?limit=0', 1],
     ] as const) {
       it(`${HISTORY}${query} → the newest ${max}`, async () => {
-        const res = await call('GET', `${HISTORY}${query}`, { token: account.serverKey });
+        const res = await call<VerificationList>('GET', `${HISTORY}${query}`, { token: account.serverKey });
         expect(res.status).toBe(200);
-        const emails = res.json.data.verifications.map((v: { email: string }) => v.email);
+        const emails = res.json.data.verifications.map((v) => v.email);
         expect(emails.length).toBeLessThanOrEqual(max);
         expect(emails).toEqual(newest(max));
       });
     }
   });
 });
-

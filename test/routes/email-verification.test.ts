@@ -3,8 +3,28 @@
 import { runDurableObjectAlarm } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { call, codeFromInbox, postWith, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
-import { expectExpiry, expireSession, KEEP_AFTER_EXPIRY_MS, sendAndRead as sendCodeAndRead, ISO, SESSION_ID, sessionStub, unknownSessionId, wrongCode } from '../support/otp';
+import {
+  call,
+  codeFromInbox,
+  expectError,
+  inbox,
+  newAccount,
+  postWith,
+  uniqueAddress,
+  waitForInbox,
+} from '../support/api';
+import {
+  expectExpiry,
+  expireSession,
+  ISO,
+  KEEP_AFTER_EXPIRY_MS,
+  SESSION_ID,
+  sendAndRead as sendCodeAndRead,
+  sessionStub,
+  unknownSessionId,
+  wrongCode,
+} from '../support/otp';
+import type { EmailVerificationSent, OtpSent, VerificationStatus, Verified } from '../support/responses';
 
 const SEND = '/api/v1/email-verification/send';
 const VERIFY = '/api/v1/email-verification/verify';
@@ -12,11 +32,12 @@ const STATUS = (sessionId: string) => `/api/v1/email-verification/${sessionId}`;
 
 const verified = { success: true, data: { verified: true } };
 
-const send = (token: string, body: unknown) => call('POST', SEND, { token, body });
-const verify = (token: string, body: unknown) => call('POST', VERIFY, { token, body });
-const status = (token: string, sessionId: string) => call('GET', STATUS(sessionId), { token });
+const send = (token: string, body: unknown) => call<EmailVerificationSent>('POST', SEND, { token, body });
+const verify = (token: string, body: unknown) => call<Verified>('POST', VERIFY, { token, body });
+const status = (token: string, sessionId: string) => call<VerificationStatus>('GET', STATUS(sessionId), { token });
 
-const sendAndRead = (token: string, email: string, extra: Record<string, unknown> = {}) => sendCodeAndRead(SEND, token, email, extra);
+const sendAndRead = (token: string, email: string, extra: Record<string, unknown> = {}) =>
+  sendCodeAndRead<EmailVerificationSent>(SEND, token, email, extra);
 
 const wrong = wrongCode;
 
@@ -99,7 +120,9 @@ describe('POST /api/v1/email-verification/send', () => {
     for (const [body, field] of cases) {
       const res = await send(serverKey, body);
       expectError(res, 400, 'INVALID_INPUT');
-      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(true);
+      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(
+        true,
+      );
     }
     expect(await inbox(email)).toHaveLength(0);
   });
@@ -116,7 +139,11 @@ describe('POST /api/v1/email-verification/send', () => {
 
   it('503 SMTP_NOT_CONFIGURED without SMTP_HOST', async () => {
     const { serverKey } = await newAccount();
-    expectError(await postWith({ SMTP_HOST: '' }, SEND, serverKey, { email: uniqueAddress('ev-nosmtp') }), 503, 'SMTP_NOT_CONFIGURED');
+    expectError(
+      await postWith({ SMTP_HOST: '' }, SEND, serverKey, { email: uniqueAddress('ev-nosmtp') }),
+      503,
+      'SMTP_NOT_CONFIGURED',
+    );
   });
 });
 
@@ -144,9 +171,16 @@ describe('POST /api/v1/email-verification/verify', () => {
     expect((await verify(other.serverKey, { sessionId, email, code })).json).toEqual(verified);
 
     const instantEmail = uniqueAddress('ev-instant');
-    const instant = await call('POST', '/api/v1/instant-otp/send', { token: mine.serverKey, body: { email: instantEmail } });
+    const instant = await call<OtpSent>('POST', '/api/v1/instant-otp/send', {
+      token: mine.serverKey,
+      body: { email: instantEmail },
+    });
     const instantCode = await codeFromInbox(instantEmail);
-    expectError(await verify(mine.serverKey, { sessionId: instant.json.data.sessionId, email: instantEmail, code: instantCode }), 404, 'SESSION_NOT_FOUND');
+    expectError(
+      await verify(mine.serverKey, { sessionId: instant.json.data.sessionId, email: instantEmail, code: instantCode }),
+      404,
+      'SESSION_NOT_FOUND',
+    );
   });
 });
 
@@ -166,14 +200,15 @@ describe('GET /api/v1/email-verification/{sessionId}', () => {
       success: true,
       data: { sessionId, email, status: 'verified', expiresAt, verifiedAt: expect.stringMatching(ISO) },
     });
-    expect(Date.parse(done.json.data.verifiedAt)).toBeLessThanOrEqual(Date.parse(expiresAt));
+    expect(Date.parse(done.json.data.verifiedAt!)).toBeLessThanOrEqual(Date.parse(expiresAt));
   });
 
   it("'locked' after 5 wrong codes", async () => {
     const { serverKey } = await newAccount();
     const email = uniqueAddress('ev-locked');
     const { sessionId, code } = await sendAndRead(serverKey, email);
-    for (let i = 0; i < 4; i++) expectError(await verify(serverKey, { sessionId, email, code: wrong(code) }), 400, 'INVALID_CODE');
+    for (let i = 0; i < 4; i++)
+      expectError(await verify(serverKey, { sessionId, email, code: wrong(code) }), 400, 'INVALID_CODE');
     expect((await status(serverKey, sessionId)).json.data.status).toBe('pending');
     expectError(await verify(serverKey, { sessionId, email, code: wrong(code) }), 400, 'INVALID_CODE');
     const locked = await status(serverKey, sessionId);
@@ -208,7 +243,10 @@ describe('GET /api/v1/email-verification/{sessionId}', () => {
     expect((await status(other.serverKey, sessionId)).status).toBe(200);
 
     const backendEmail = uniqueAddress('ev-backend-status');
-    const backend = await call('POST', '/api/v1/backend-otp/send', { token: mine.serverKey, body: { email: backendEmail } });
+    const backend = await call<OtpSent>('POST', '/api/v1/backend-otp/send', {
+      token: mine.serverKey,
+      body: { email: backendEmail },
+    });
     expect(backend.status).toBe(200);
     expectError(await status(mine.serverKey, backend.json.data.sessionId), 404, 'SESSION_NOT_FOUND');
     expectError(await status(mine.serverKey, unknownSessionId()), 404, 'SESSION_NOT_FOUND');
@@ -234,7 +272,7 @@ describe('hosted verify page (/verify)', () => {
     expect(res.headers.get('Content-Type')).toMatch(/^text\/html/);
     expect(res.headers.get('Content-Security-Policy')).toContain("frame-ancestors 'none'");
     expect(res.headers.get('X-Frame-Options')).toBe('DENY');
-    const html = res.json as string;
+    const html = res.text;
     expect(html).toMatch(/<form[^>]*method="post"/i);
     expect(html).toContain('<label for="code">');
     expect(html).toMatch(/<input[^>]*id="code"[^>]*>/);
@@ -252,14 +290,14 @@ describe('hosted verify page (/verify)', () => {
     const wrongPage = await postForm({ sessionId, email, code: wrong(code) });
     expect(wrongPage.status).toBe(200);
     expect(wrongPage.headers.get('Content-Type')).toMatch(/^text\/html/);
-    expect(wrongPage.json).toMatch(/4 attempts left/);
+    expect(wrongPage.text).toMatch(/4 attempts left/);
     expect((await status(serverKey, sessionId)).json.data.status).toBe('pending');
 
     const okPage = await postForm({ sessionId, email, code });
     expect(okPage.status).toBe(200);
-    expect(okPage.json).toMatch(/verified/i);
-    expect(okPage.json).not.toMatch(/attempts? left/);
-    expect(okPage.json).not.toContain(code);
+    expect(okPage.text).toMatch(/verified/i);
+    expect(okPage.text).not.toMatch(/attempts? left/);
+    expect(okPage.text).not.toContain(code);
 
     const after = await status(serverKey, sessionId);
     expect(after.json.data).toMatchObject({ status: 'verified', verifiedAt: expect.stringMatching(ISO) });
@@ -270,8 +308,8 @@ describe('hosted verify page (/verify)', () => {
   it('does not reflect markup from the query string', async () => {
     const res = await call('GET', `/verify?sessionId=${encodeURIComponent('"><script>alert(1)</script>')}`);
     expect(res.status).toBe(404);
-    expect(res.json).not.toContain('<script>alert(1)</script>');
-    expect(res.json).not.toContain('"><script>');
+    expect(res.text).not.toContain('<script>alert(1)</script>');
+    expect(res.text).not.toContain('"><script>');
   });
 
   it('the 5-attempt lock applies on the page', async () => {
@@ -280,7 +318,7 @@ describe('hosted verify page (/verify)', () => {
     const { sessionId, code } = await sendAndRead(serverKey, email);
     for (let i = 0; i < 5; i++) expect((await postForm({ sessionId, email, code: wrong(code) })).status).toBe(200);
     const lockedPage = await postForm({ sessionId, email, code });
-    expect(lockedPage.json).not.toMatch(/is verified/i);
+    expect(lockedPage.text).not.toMatch(/is verified/i);
     expect((await status(serverKey, sessionId)).json.data.status).toBe('locked');
   });
 
@@ -294,15 +332,19 @@ describe('hosted verify page (/verify)', () => {
     expect((await call('GET', '/verify')).status).toBe(404);
 
     const email = uniqueAddress('page-backend');
-    const backend = await call('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
+    const backend = await call<OtpSent>('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
     expect((await call('GET', `/verify?sessionId=${backend.json.data.sessionId}`)).status).toBe(404);
     // Nor can the page verify it.
     const code = await codeFromInbox(email);
     const page = await postForm({ sessionId: backend.json.data.sessionId, email, code });
-    expect(page.json).not.toMatch(/is verified/i);
-    expect((await call('POST', '/api/v1/backend-otp/verify', { token: serverKey, body: { sessionId: backend.json.data.sessionId, email, code } })).json).toEqual(
-      verified,
-    );
+    expect(page.text).not.toMatch(/is verified/i);
+    expect(
+      (
+        await call('POST', '/api/v1/backend-otp/verify', {
+          token: serverKey,
+          body: { sessionId: backend.json.data.sessionId, email, code },
+        })
+      ).json,
+    ).toEqual(verified);
   });
 });
-

@@ -2,10 +2,20 @@ import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
-import { call, expectError, inbox, newAccount, uniqueAddress, sendLogTotal, waitForInbox, waitForStatus } from '../support/api';
+import {
+  call,
+  expectError,
+  inbox,
+  newAccount,
+  sendLogTotal,
+  uniqueAddress,
+  waitForInbox,
+  waitForStatus,
+} from '../support/api';
+import type { EmailList, QueuedEmail, SavedTemplate } from '../support/responses';
 
 const queue = (token: string, body: unknown, headers?: Record<string, string>) =>
-  call('POST', '/api/v1/emails', { token, body, headers });
+  call<QueuedEmail>('POST', '/api/v1/emails', { token, body, headers });
 
 describe('POST /api/v1/emails', () => {
   it('queues an email that arrives with the right envelope, headers and parts, then shows SENT', async () => {
@@ -39,8 +49,8 @@ describe('POST /api/v1/emails', () => {
     const [mail] = await inbox(a);
     expect(mail!.envelopeTo.sort()).toEqual([a, b].sort());
     expect(await inbox(b)).toHaveLength(1);
-    const log = await call('GET', '/api/v1/emails', { token: mailKey });
-    expect(log.json.data.emails[0].toAddresses).toEqual([a, b]);
+    const log = await call<EmailList>('GET', '/api/v1/emails', { token: mailKey });
+    expect(log.json.data.emails[0]!.toAddresses).toEqual([a, b]);
   });
 
   it('sends from a verified sender identity of the account', async () => {
@@ -65,7 +75,7 @@ describe('POST /api/v1/emails', () => {
 
   it('includes an https image and renders a saved template with vars', async () => {
     const { mailKey } = await newAccount();
-    const tpl = await call('POST', '/api/v1/templates', {
+    const tpl = await call<SavedTemplate>('POST', '/api/v1/templates', {
       token: mailKey,
       body: { name: 't', subject: 'ignored {{x}}', htmlBody: '<b>{{ who }}</b>', textBody: 'Hi {{who}}' },
     });
@@ -104,7 +114,9 @@ describe('POST /api/v1/emails', () => {
     for (const [body, field] of cases) {
       const res = await queue(mailKey, body);
       expectError(res, 400, 'INVALID_INPUT');
-      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(true);
+      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(
+        true,
+      );
     }
     expect(await sendLogTotal(mailKey)).toBe(0);
   });
@@ -133,7 +145,9 @@ describe('POST /api/v1/emails', () => {
   it('accepts boundary values: 64-character local part, 100 recipients, 998-character subject', async () => {
     const { mailKey } = await newAccount();
     const local = `${'a'.repeat(52)}${crypto.randomUUID().slice(0, 12)}`;
-    expect((await queue(mailKey, { to: `${local}@example.com`, subject: 'x'.repeat(998), text: 't' })).status).toBe(200);
+    expect((await queue(mailKey, { to: `${local}@example.com`, subject: 'x'.repeat(998), text: 't' })).status).toBe(
+      200,
+    );
     const many = Array.from({ length: 100 }, (_, i) => uniqueAddress(`r${i}`));
     expect((await queue(mailKey, { to: many, subject: 's', text: 't' })).status).toBe(200);
   });
@@ -141,7 +155,13 @@ describe('POST /api/v1/emails', () => {
   it('keeps <script> in vars out of the HTML part', async () => {
     const { mailKey } = await newAccount();
     const to = uniqueAddress('xss');
-    const res = await queue(mailKey, { to, subject: 'x', html: '<p>{{v}}</p>', text: '{{v}}', vars: { v: '<script>alert(1)</script>' } });
+    const res = await queue(mailKey, {
+      to,
+      subject: 'x',
+      html: '<p>{{v}}</p>',
+      text: '{{v}}',
+      vars: { v: '<script>alert(1)</script>' },
+    });
     expect(res.status).toBe(200);
     const [mail] = await waitForInbox(to);
     expect(mail!.html).not.toContain('<script>');
@@ -151,17 +171,25 @@ describe('POST /api/v1/emails', () => {
 
   it('400 naming the missing vars; nothing is sent half-filled', async () => {
     const { mailKey } = await newAccount();
-    const res = await queue(mailKey, { to: uniqueAddress(), subject: 'Hi {{ first }}', text: '{{last}} {{first}}', vars: {} });
+    const res = await queue(mailKey, {
+      to: uniqueAddress(),
+      subject: 'Hi {{ first }}',
+      text: '{{last}} {{first}}',
+      vars: {},
+    });
     expectError(res, 400, 'INVALID_INPUT');
     expect(res.json.error.message).toContain('first');
     expect(res.json.error.message).toContain('last');
     expect(await sendLogTotal(mailKey)).toBe(0);
   });
 
-  it('404 TEMPLATE_NOT_FOUND for another account\'s template', async () => {
+  it("404 TEMPLATE_NOT_FOUND for another account's template", async () => {
     const mine = await newAccount();
     const other = await newAccount();
-    const tpl = await call('POST', '/api/v1/templates', { token: other.mailKey, body: { name: 't', subject: 's', textBody: 'x' } });
+    const tpl = await call<SavedTemplate>('POST', '/api/v1/templates', {
+      token: other.mailKey,
+      body: { name: 't', subject: 's', textBody: 'x' },
+    });
     const res = await queue(mine.mailKey, { to: uniqueAddress(), subject: 's', templateId: tpl.json.data.id });
     expectError(res, 404, 'TEMPLATE_NOT_FOUND');
   });
@@ -172,7 +200,9 @@ describe('POST /api/v1/emails', () => {
     const res = await queue(mailKey, { to, subject: 'Refused', text: 'x' });
     expect(res.status).toBe(200);
     await waitForStatus(mailKey, res.json.data.id, 'FAILED');
-    const row = await env.DB.prepare('SELECT status, last_reply FROM emails WHERE id = ?').bind(res.json.data.id).first<{ last_reply: string }>();
+    const row = await env.DB.prepare('SELECT status, last_reply FROM emails WHERE id = ?')
+      .bind(res.json.data.id)
+      .first<{ last_reply: string }>();
     expect(row!.last_reply).toContain('550');
     expect(await inbox(to)).toHaveLength(0);
   });
@@ -202,22 +232,22 @@ describe('GET /api/v1/emails', () => {
     }
     await queue(other.mailKey, { to: uniqueAddress(), subject: 'other', text: 't' });
 
-    const first = await call('GET', '/api/v1/emails?page=1&limit=2', { token: mine.mailKey });
+    const first = await call<EmailList>('GET', '/api/v1/emails?page=1&limit=2', { token: mine.mailKey });
     expect(first.status).toBe(200);
     expect(first.json.data).toMatchObject({ total: 5, page: 1, totalPages: 3 });
-    expect(first.json.data.emails.map((e: { subject: string }) => e.subject)).toEqual(['m4', 'm3']);
-    const entry = first.json.data.emails[0];
+    expect(first.json.data.emails.map((e) => e.subject)).toEqual(['m4', 'm3']);
+    const entry = first.json.data.emails[0]!;
     expect(Object.keys(entry).sort()).toEqual(['createdAt', 'id', 'status', 'subject', 'toAddresses']);
     expect(entry.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
-    const last = await call('GET', '/api/v1/emails?page=3&limit=2', { token: mine.mailKey });
-    expect(last.json.data.emails.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
-    const beyond = await call('GET', '/api/v1/emails?page=9&limit=2', { token: mine.mailKey });
+    const last = await call<EmailList>('GET', '/api/v1/emails?page=3&limit=2', { token: mine.mailKey });
+    expect(last.json.data.emails.map((e) => e.id)).toEqual([ids[0]]);
+    const beyond = await call<EmailList>('GET', '/api/v1/emails?page=9&limit=2', { token: mine.mailKey });
     expect(beyond.json.data.emails).toEqual([]);
 
-    const all = await call('GET', '/api/v1/emails', { token: mine.mailKey });
+    const all = await call<EmailList>('GET', '/api/v1/emails', { token: mine.mailKey });
     expect(all.json.data.emails).toHaveLength(5);
-    expect(all.json.data.emails.every((e: { subject: string }) => e.subject !== 'other')).toBe(true);
+    expect(all.json.data.emails.every((e) => e.subject !== 'other')).toBe(true);
   });
 
   it('400 INVALID_INPUT for page or limit out of range or not a number', async () => {
@@ -227,4 +257,3 @@ describe('GET /api/v1/emails', () => {
     }
   });
 });
-

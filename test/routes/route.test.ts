@@ -1,8 +1,8 @@
 // The declaration's compile-time rules (checked by `npm run typecheck`), and what it registers.
 import { describe, expect, it } from 'vitest';
 import { anyone, mailApi } from '../../src/auth/guards';
-import { healthResponse } from '../../src/schemas/meta';
 import { json, route, router } from '../../src/routes/route';
+import { healthResponse } from '../../src/schemas/meta';
 
 const success = { status: 200 as const, content: json(healthResponse, { success: true, data: { status: 'ok' } }) };
 
@@ -24,14 +24,25 @@ describe('route()', () => {
       })
       .openapi(keyed, (c) => {
         const scopes: string[] = c.var.credential.scopes;
-        return c.json({ success: true as const, data: { status: scopes.length > 0 ? ('ok' as const) : ('ok' as const) } }, 200);
+        return c.json(
+          { success: true as const, data: { status: scopes.length > 0 ? ('ok' as const) : ('ok' as const) } },
+          200,
+        );
       });
     expect(app.routes.map((r) => `${r.method} ${r.path}`)).toContain('GET /keyed');
   });
 
   it('a rate limit needs a guard with a credential; an idempotency key needs a body', () => {
-    // @ts-expect-error: `limit` on a route without a credential
-    route({ method: 'get', path: '/x', tag: 'Service', summary: 'x', guard: anyone, limit: { bucket: 'read' }, success });
+    route({
+      method: 'get',
+      path: '/x',
+      tag: 'Service',
+      summary: 'x',
+      guard: anyone,
+      // @ts-expect-error: `limit` on a route without a credential
+      limit: { bucket: 'read' },
+      success,
+    });
     // @ts-expect-error: `idempotent` on a route without a body
     route({ method: 'get', path: '/y', tag: 'Service', summary: 'x', guard: mailApi, idempotent: true, success });
   });

@@ -1,12 +1,38 @@
 // Test helpers: requests through the real worker (D1, queues, SMTP), accounts with fresh keys, the inbox.
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
-import { buildApp } from '../../src/app';
 import { expect } from 'vitest';
+import { buildApp } from '../../src/app';
+import type { Account, ApiKey, EmailList, EmailLogEntry, OtpToken, Sender } from './responses';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
-export type ApiResponse = { status: number; headers: Headers; json: any };
+/** The `error` of an error answer (`errorBody` in src/errors.ts). */
+export type ErrorInfo = {
+  code: string;
+  message: string;
+  details?: { path: string; message: string }[];
+  resetAt?: string;
+};
+
+/**
+ * The API's JSON envelope, `D` being the `data` of a success. At run time an answer is either
+ * `{ success: true, data }` (2xx) or `{ success: false, error }`: `data` is only meaningful on a 2xx answer and
+ * `error` only on an error answer. Both are typed as present so a test reads them after checking the status.
+ */
+export type Envelope<D> = { success: boolean; data: D; error: ErrorInfo };
+
+export type ApiResponse<D = unknown> = {
+  status: number;
+  headers: Headers;
+  /**
+   * The parsed JSON envelope. A body that is not JSON (HTML pages) is kept here as its text and an empty one as
+   * `null`, so a check over every answer (`JSON.stringify(res.json)`) still sees it; read such bodies from `text`.
+   */
+  json: Envelope<D>;
+  /** The body as received: HTML pages, and JSON that is not an envelope (the OpenAPI document). */
+  text: string;
+};
 
 type CallOptions = {
   token?: string | null;
@@ -18,7 +44,12 @@ type CallOptions = {
   bindings?: Cloudflare.Env;
 };
 
-export async function call(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
+/** One request through the worker; `D` is the type of the `data` the test reads (see `ApiResponse`). */
+export async function call<D = unknown>(
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<ApiResponse<D>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.Authorization ??= `Bearer ${options.token}`;
   let body: BodyInit | undefined = options.rawBody;
@@ -36,20 +67,30 @@ export async function call(method: string, path: string, options: CallOptions = 
     res = await exports.default.fetch(request);
   }
   const text = await res.text();
-  let json: unknown = null;
+  return { status: res.status, headers: res.headers, json: parseBody<D>(text), text };
+}
+
+/** The envelope of a JSON body; the text itself for any other body, `null` for none (see `ApiResponse.json`). */
+export function parseBody<D>(text: string): Envelope<D> {
+  let body: unknown = null;
   try {
-    json = text ? JSON.parse(text) : null;
+    body = text ? JSON.parse(text) : null;
   } catch {
-    json = text;
+    body = text;
   }
-  return { status: res.status, headers: res.headers, json };
+  return body as Envelope<D>;
 }
 
 /** A request through the app with some Worker vars changed (e.g. a smaller rate-limit bucket). */
-export const fetchWith = (vars: Partial<Cloudflare.Env>, method: string, path: string, options: Omit<CallOptions, 'bindings'> = {}) =>
-  call(method, path, { ...options, bindings: { ...env, ...vars } });
+export const fetchWith = <D = unknown>(
+  vars: Partial<Cloudflare.Env>,
+  method: string,
+  path: string,
+  options: Omit<CallOptions, 'bindings'> = {},
+) => call<D>(method, path, { ...options, bindings: { ...env, ...vars } });
 
-export const admin = (method: string, path: string, body?: unknown) => call(method, path, { token: ADMIN_TOKEN, body });
+export const admin = <D = unknown>(method: string, path: string, body?: unknown) =>
+  call<D>(method, path, { token: ADMIN_TOKEN, body });
 
 export function uniqueAddress(prefix = 'user'): string {
   return `${prefix}.${crypto.randomUUID().slice(0, 12)}@example.com`;
@@ -69,22 +110,25 @@ export type TestAccount = {
 
 /** A fresh account with one credential of every kind (each test makes its own). */
 export async function newAccount(name = 'Test account'): Promise<TestAccount> {
-  const account = await admin('POST', '/admin/v1/accounts', { name });
+  const account = await admin<Account>('POST', '/admin/v1/accounts', { name });
   expect(account.status).toBe(201);
-  const accountId: string = account.json.data.id;
+  const accountId = account.json.data.id;
   const key = async (scopes: string[]) => {
-    const res = await admin('POST', `/admin/v1/accounts/${accountId}/api-keys`, { scopes });
+    const res = await admin<ApiKey>('POST', `/admin/v1/accounts/${accountId}/api-keys`, { scopes });
     expect(res.status).toBe(201);
-    return res.json.data as { id: string; key: string };
+    return res.json.data;
   };
   const mail = await key(['mail_api']);
   const server = await key(['server_otp']);
   const both = await key(['mail_api', 'server_otp']);
   const revoked = await key(['mail_api', 'server_otp']);
   expect((await admin('DELETE', `/admin/v1/api-keys/${revoked.id}`)).status).toBe(200);
-  const token = await admin('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, {});
+  const token = await admin<OtpToken>('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, {});
   const senderEmail = uniqueAddress('sender');
-  const sender = await admin('POST', `/admin/v1/accounts/${accountId}/senders`, { email: senderEmail, name: 'Sender Name' });
+  const sender = await admin<Sender>('POST', `/admin/v1/accounts/${accountId}/senders`, {
+    email: senderEmail,
+    name: 'Sender Name',
+  });
   return {
     accountId,
     mailKey: mail.key,
@@ -133,11 +177,16 @@ export async function waitForInbox(to: string, count = 1): Promise<ReceivedMail[
 }
 
 /** The send-log entry of one email, once it has the wanted status. */
-export async function waitForStatus(mailKey: string, emailId: string, status: string, timeoutMs?: number) {
+export async function waitForStatus(
+  mailKey: string,
+  emailId: string,
+  status: string,
+  timeoutMs?: number,
+): Promise<EmailLogEntry> {
   return eventually(
     async () => {
-      const res = await call('GET', '/api/v1/emails?limit=100', { token: mailKey });
-      const entry = res.json.data.emails.find((e: { id: string }) => e.id === emailId);
+      const res = await call<EmailList>('GET', '/api/v1/emails?limit=100', { token: mailKey });
+      const entry = res.json.data.emails.find((e) => e.id === emailId);
       return entry?.status === status ? entry : undefined;
     },
     `email ${emailId} to become ${status}`,
@@ -154,7 +203,7 @@ export function expectError(res: ApiResponse, status: number, code: string) {
 
 /** How many emails the account's send log holds. */
 export async function sendLogTotal(mailKey: string): Promise<number> {
-  const res = await call('GET', '/api/v1/emails', { token: mailKey });
+  const res = await call<EmailList>('GET', '/api/v1/emails', { token: mailKey });
   expect(res.status).toBe(200);
   return res.json.data.total;
 }
@@ -167,11 +216,14 @@ export async function codeFromInbox(to: string, digits = 6, count = 1): Promise<
   const mails = await waitForInbox(to, count);
   const text = mails[mails.length - 1]!.text;
   const line = new RegExp(`^[0-9]{${digits}}$`);
-  const code = text.split(/\r?\n/).map((l) => l.trim()).find((l) => line.test(l));
+  const code = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .find((l) => line.test(l));
   if (!code) throw new Error(`no ${digits}-digit code line in the mail to ${to}: ${JSON.stringify(text)}`);
   return code;
 }
 
 /** POST with some Worker vars changed. */
-export const postWith = (vars: Partial<Cloudflare.Env>, path: string, token: string, body: unknown) =>
-  fetchWith(vars, 'POST', path, { token, body });
+export const postWith = <D = unknown>(vars: Partial<Cloudflare.Env>, path: string, token: string, body: unknown) =>
+  fetchWith<D>(vars, 'POST', path, { token, body });

@@ -78,7 +78,9 @@ export const isGuarded = (route: DeclaredRoute) => route.operation.security.leng
 export const needsOtpSecret = (route: DeclaredRoute) => route.operation.security.some((a) => 'otpSecret' in a);
 
 export function tokenOf(account: TestAccount, kind: CredentialKind): string {
-  return { mail: account.mailKey, server: account.serverKey, public: account.publicToken, admin: 'test-admin-token' }[kind];
+  return { mail: account.mailKey, server: account.serverKey, public: account.publicToken, admin: 'test-admin-token' }[
+    kind
+  ];
 }
 
 /** The kind of credential the route is called with in the happy path. */

@@ -5,13 +5,22 @@ import { expect } from 'vitest';
 import type { OtpChannel } from '../../src/durable-objects/otp-recipient';
 import { newSessionId, sessionObjectIdOf } from '../../src/ids';
 import { call, codeFromInbox } from './api';
+import type { LegacyOtpSent, OtpSent } from './responses';
 
-/** Sends a code to `email` through the send route `path` and reads it from the delivered mail. */
-export async function sendAndRead(path: string, token: string, email: string, extra: Record<string, unknown> = {}) {
-  const res = await call('POST', path, { token, body: { email, ...extra } });
+/**
+ * Sends a code to `email` through the send route `path` and reads it from the delivered mail; `D` is the send
+ * route's `data` (the legacy alias answers without `email`, email verification adds `hostedVerifyUrl`).
+ */
+export async function sendAndRead<D extends LegacyOtpSent = OtpSent>(
+  path: string,
+  token: string,
+  email: string,
+  extra: Record<string, unknown> = {},
+) {
+  const res = await call<D>('POST', path, { token, body: { email, ...extra } });
   expect(res.status, JSON.stringify(res.json)).toBe(200);
   const code = await codeFromInbox(email, typeof extra.otpDigits === 'number' ? extra.otpDigits : 6);
-  return { sessionId: res.json.data.sessionId as string, expiresAt: res.json.data.expiresAt as string, code, res };
+  return { sessionId: res.json.data.sessionId, expiresAt: res.json.data.expiresAt, code, res };
 }
 
 /** A code of the same length that is not the right one. */
@@ -24,7 +33,8 @@ export const sessionStub = (sessionId: string) =>
 export { KEEP_AFTER_EXPIRY_MS } from '../../src/durable-objects/otp-recipient';
 
 /** A well-formed session id that names a real recipient object but no session in it. */
-export const unknownSessionId = () => newSessionId(env.OTP_RECIPIENT.idFromName(`acc_nobody:${crypto.randomUUID()}`).toString());
+export const unknownSessionId = () =>
+  newSessionId(env.OTP_RECIPIENT.idFromName(`acc_nobody:${crypto.randomUUID()}`).toString());
 
 /** Moves the session's expiry `agoMs` into the past (the object's own clock decides expiry). */
 export async function expireSession(sessionId: string, agoMs = 60_000) {
@@ -46,7 +56,17 @@ export async function seedVerifications(accountId: string, channel: OtpChannel, 
     'INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   await env.DB.batch(
-    rows.map((r) => insert.bind(`ver_seed${crypto.randomUUID().slice(0, 12)}`, accountId, channel, `otp_seed${crypto.randomUUID()}`, r.email, r.sentAt, r.verifiedAt)),
+    rows.map((r) =>
+      insert.bind(
+        `ver_seed${crypto.randomUUID().slice(0, 12)}`,
+        accountId,
+        channel,
+        `otp_seed${crypto.randomUUID()}`,
+        r.email,
+        r.sentAt,
+        r.verifiedAt,
+      ),
+    ),
   );
   return rows;
 }

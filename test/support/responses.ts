@@ -1,0 +1,39 @@
+// The `data` of the API's success answers, as the tests read them: `call<QueuedEmail>(…)`, `admin<Account>(…)`.
+// Written out by hand rather than inferred from src/schemas, so a changed response shape shows up in the tests.
+
+// Operator API (/admin/v1/*)
+export type Account = { id: string; name: string };
+export type ApiKey = { id: string; key: string; scopes: string[] };
+export type OtpToken = { id: string; token: string; analyticsSecret: string; allowedIps: string[] };
+export type Sender = { id: string; email: string; name: string | null };
+export type Settings = { frozen: boolean; dailyAllowance: number | null; updatedAt: string };
+
+// Mail (routes 1-6)
+export type QueuedEmail = { id: string; status: string };
+export type TemplateQueued = QueuedEmail & { templateId: string };
+export type EmailLogEntry = { id: string; subject: string; toAddresses: string[]; status: string; createdAt: string };
+export type EmailList = { emails: EmailLogEntry[]; total: number; page: number; totalPages: number };
+export type TemplateSummary = { id: string; name: string; subject: string; updatedAt: string };
+export type TemplateList = { page: number; limit: number; total: number; items: TemplateSummary[] };
+export type TemplateDetail = { id: string; name: string; subject: string; htmlBody: string; textBody: string };
+/** Create and update answer the template with its `updatedAt`. */
+export type SavedTemplate = TemplateDetail & { updatedAt: string };
+export type TemplateDeleted = { id: string; deleted: boolean };
+
+// One-time codes (routes 7-17)
+export type OtpSent = { sessionId: string; expiresAt: string; email: string; sent: boolean };
+/** POST /api/v1/otp/send (legacy alias) answers without `email`. */
+export type LegacyOtpSent = Omit<OtpSent, 'email'>;
+export type EmailVerificationSent = OtpSent & { hostedVerifyUrl: string };
+export type Verified = { verified: boolean };
+export type Verification = { id: string; email: string; sentAt: string; verifiedAt: string };
+export type VerificationList = { verifications: Verification[] };
+/** GET /api/v1/otp/verifications (legacy alias) lists entries without `sentAt`. */
+export type LegacyVerificationList = { verifications: Omit<Verification, 'sentAt'>[] };
+export type VerificationStatus = {
+  sessionId: string;
+  email: string;
+  status: 'pending' | 'verified' | 'locked' | 'expired';
+  expiresAt: string;
+  verifiedAt?: string;
+};

@@ -14,6 +14,8 @@ const INBOX_PORT = Number(process.env.POSTCODE_INBOX_PORT ?? 1080);
 const STATE_DIR = resolve(root, process.env.POSTCODE_STATE_DIR ?? '.wrangler/state');
 const DEMO_FILE = join(STATE_DIR, 'postcode-demo.json');
 const SKIP_INBOX = process.env.POSTCODE_NO_INBOX === '1';
+// Production runs the scheduled handler every minute (wrangler.toml crons); locally we call it.
+const SWEEP_SECONDS = Number(process.env.POSTCODE_SWEEP_SECONDS ?? 60);
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const baseUrl = `http://127.0.0.1:${PORT}`;
 const children = [];
@@ -102,6 +104,16 @@ async function api(path, { method = 'GET', token, body } = {}) {
   return { status: res.status, json: await res.json() };
 }
 
+/** Runs the Worker's scheduled handler, as production's cron does every minute. */
+async function sweep() {
+  try {
+    const res = await fetch(`${baseUrl}/__scheduled?cron=*+*+*+*+*`);
+    if (!res.ok) log(`scheduled handler answered ${res.status}`);
+  } catch (error) {
+    log(`scheduled handler not reached: ${error.message}`);
+  }
+}
+
 /** Reuses the demo account from an earlier run if its key still works, otherwise issues a new one. */
 async function ensureDemoAccount(adminToken) {
   if (existsSync(DEMO_FILE)) {
@@ -171,6 +183,7 @@ async function main() {
     '--persist-to',
     STATE_DIR,
     '--show-interactive-dev-session=false',
+    '--test-scheduled', // GET /__scheduled runs the scheduled handler (the outbox sweep)
     '--log-level',
     quiet ? 'error' : 'info',
     '--var',
@@ -189,6 +202,10 @@ async function main() {
     WRANGLER_SEND_METRICS: 'false',
   });
   await waitFor(`${baseUrl}/health`, 'wrangler dev');
+
+  // The outbox sweep on start (mail left QUEUED by a killed process is queued again) and every minute.
+  await sweep();
+  setInterval(sweep, SWEEP_SECONDS * 1000).unref();
 
   const demo = await ensureDemoAccount(vars.ADMIN_TOKEN);
   mkdirSync(STATE_DIR, { recursive: true });

@@ -12,6 +12,7 @@ import { emailVerificationRoutes } from './routes/email-verification';
 import { emailRoutes } from './routes/emails';
 import { instantOtpRoutes, otpCors } from './routes/instant-otp';
 import { metaRoutes } from './routes/meta';
+import { suppressionRoutes } from './routes/suppressions';
 import { templateRoutes } from './routes/templates';
 import { verifyPage, verifyPageRoutes } from './routes/verify-page';
 
@@ -56,7 +57,8 @@ export function buildApp() {
 
   for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, templateRoutes, instantOtpRoutes])
     app.route('/', routes);
-  for (const routes of [backendOtpRoutes, emailVerificationRoutes, adminRoutes]) app.route('/', routes);
+  for (const routes of [suppressionRoutes, backendOtpRoutes, emailVerificationRoutes, adminRoutes])
+    app.route('/', routes);
   app.route('/', docsRoutes(app));
 
   app.notFound((c) => {

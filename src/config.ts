@@ -35,9 +35,15 @@ export type Config = {
     otpFailsPerRecipient: number;
   };
   /** `pepper` is null when OTP_PEPPER is unset: only OTP operations fail then (see `otpPepper`). */
-  otp: { maxAttempts: number; pepper: string | null };
-  /** First delay after a transient SMTP failure; later ones grow 3× (see the queue consumer). */
-  retry: { baseSeconds: number };
+  /** `sendWaitMs`: how long an OTP send waits for its SMTP exchange before answering `sent: false`. */
+  otp: { maxAttempts: number; pepper: string | null; sendWaitMs: number };
+  /**
+   * First delay after a transient SMTP failure (later ones grow 3×, see the queue consumer), and the
+   * attempts an email gets before it is FAILED.
+   */
+  retry: { baseSeconds: number; maxAttempts: number };
+  /** How long a QUEUED email may go without a delivery in progress before the sweep queues it again. */
+  outbox: { graceSeconds: number };
   /** Origin of the hosted verify page; null when unset. */
   publicBaseUrl: string | null;
   /** Null when unset: the admin API is hidden (404). */
@@ -134,6 +140,9 @@ const schema = z
     RATE_OTP_FAILS_PER_RECIPIENT: withDefault(wholeNumber(0), 20),
     OTP_MAX_ATTEMPTS: withDefault(wholeNumber(1), 5),
     MAIL_RETRY_BASE_SECONDS: withDefault(wholeNumber(0), 10),
+    MAIL_MAX_ATTEMPTS: withDefault(wholeNumber(1, 20), 6),
+    OUTBOX_GRACE_SECONDS: withDefault(wholeNumber(0, 60), 30),
+    OTP_SEND_WAIT_MS: withDefault(wholeNumber(100, 60_000), 3_000),
   })
   .transform(
     (vars): Config => ({
@@ -147,8 +156,9 @@ const schema = z
         otpSendPerRecipient: vars.RATE_OTP_SEND_PER_RECIPIENT,
         otpFailsPerRecipient: vars.RATE_OTP_FAILS_PER_RECIPIENT,
       },
-      otp: { maxAttempts: vars.OTP_MAX_ATTEMPTS, pepper: vars.OTP_PEPPER ?? null },
-      retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS },
+      otp: { maxAttempts: vars.OTP_MAX_ATTEMPTS, pepper: vars.OTP_PEPPER ?? null, sendWaitMs: vars.OTP_SEND_WAIT_MS },
+      retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS, maxAttempts: vars.MAIL_MAX_ATTEMPTS },
+      outbox: { graceSeconds: vars.OUTBOX_GRACE_SECONDS },
       publicBaseUrl: vars.PUBLIC_BASE_URL ?? null,
       adminToken: vars.ADMIN_TOKEN ?? null,
     }),

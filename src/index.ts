@@ -1,20 +1,22 @@
 import { buildApp } from './app';
+import { config } from './config';
 import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
-import { type QueuedJob, releaseHeldMail } from './queue/producer';
+import { type QueuedJob, recoverOverdueMail, releaseHeldMail } from './queue/producer';
 
 const app = buildApp();
 
 export default {
   fetch: app.fetch,
   async queue(batch, env) {
-    if (batch.queue.endsWith('-dlq')) await handleDeadLetters(batch, env);
+    if (batch.queue.endsWith('-dlq')) await handleDeadLetters(batch);
     else await deliverMailBatch(batch, env);
   },
-  // Freeze mode safety net: if an unfreeze was interrupted, held mail still goes out.
+  // Every minute: held mail goes out if an unfreeze was interrupted, and overdue mail is queued again.
   async scheduled(_controller, env) {
     if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
+    await recoverOverdueMail(env, config(env).outbox.graceSeconds);
   },
 } satisfies ExportedHandler<Bindings, QueuedJob>;
 

@@ -24,8 +24,9 @@ const DEFAULTS = {
     otpSendPerRecipient: 5,
     otpFailsPerRecipient: 20,
   },
-  otp: { maxAttempts: 5, pepper: null },
-  retry: { baseSeconds: 10 },
+  otp: { maxAttempts: 5, pepper: null, sendWaitMs: 3_000 },
+  retry: { baseSeconds: 10, maxAttempts: 6 },
+  outbox: { graceSeconds: 30 },
   publicBaseUrl: null,
   adminToken: null,
 };
@@ -48,6 +49,9 @@ const ALL_VARS = [
   'RATE_OTP_FAILS_PER_RECIPIENT',
   'OTP_MAX_ATTEMPTS',
   'MAIL_RETRY_BASE_SECONDS',
+  'MAIL_MAX_ATTEMPTS',
+  'OUTBOX_GRACE_SECONDS',
+  'OTP_SEND_WAIT_MS',
 ];
 
 /** The error thrown for these vars: a plain Error (500 at the first request), never an ApiError. */
@@ -128,6 +132,9 @@ describe('config: valid values', () => {
         RATE_OTP_FAILS_PER_RECIPIENT: ' 6 ',
         OTP_MAX_ATTEMPTS: '3',
         MAIL_RETRY_BASE_SECONDS: '0',
+        MAIL_MAX_ATTEMPTS: '3',
+        OUTBOX_GRACE_SECONDS: '60',
+        OTP_SEND_WAIT_MS: '1500',
       }),
     );
     expect(parsed).toEqual({
@@ -147,8 +154,9 @@ describe('config: valid values', () => {
         otpSendPerRecipient: 0,
         otpFailsPerRecipient: 6,
       },
-      otp: { maxAttempts: 3, pepper: 'pepper' },
-      retry: { baseSeconds: 0 },
+      otp: { maxAttempts: 3, pepper: 'pepper', sendWaitMs: 1500 },
+      retry: { baseSeconds: 0, maxAttempts: 3 },
+      outbox: { graceSeconds: 60 },
       publicBaseUrl: 'https://verify.example.com',
       adminToken: 'admin',
     });
@@ -183,6 +191,9 @@ describe('config: present but invalid values throw, naming the variable', () => 
     ['RATE_OTP_FAILS_PER_RECIPIENT', 'NaN', 'expected a whole number >= 0'],
     ['OTP_MAX_ATTEMPTS', '0', 'expected a whole number >= 1'],
     ['MAIL_RETRY_BASE_SECONDS', '-5', 'expected a whole number >= 0'],
+    ['MAIL_MAX_ATTEMPTS', '0', 'expected a whole number >= 1 and <= 20'],
+    ['OUTBOX_GRACE_SECONDS', '61', 'expected a whole number >= 0 and <= 60'],
+    ['OTP_SEND_WAIT_MS', '50', 'expected a whole number >= 100 and <= 60000'],
     ['SMTP_PORT', '0', 'expected a whole number >= 1 and <= 65535'],
     ['SMTP_PORT', '65536', 'expected a whole number >= 1 and <= 65535'],
     ['SMTP_SECURE', 'ssl', 'expected one of tls, starttls, none'],

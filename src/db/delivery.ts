@@ -1,87 +1,169 @@
-// The delivery state of stored emails, as the queue consumer moves it: leases, outcomes, freeze holds.
+// The delivery state of stored emails, as the queue consumer moves it: leases, attempts recorded per
+// message, per-recipient outcomes, suppressions and the email's timeline.
 import { nowIso } from '../ids';
-import { type EmailRecord, type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
+import type { AttemptResult, Recipient } from '../mail/outcome';
+import { eventsInsert } from './email-events';
+import { type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
 
-export type DeliveryOutcome = { id: string; status: EmailStatus; reply: string | null };
-
-/**
- * Records delivery attempts, one transaction for a whole batch. Only a QUEUED row changes, so a
- * late or duplicate outcome can never turn SENT back into FAILED or the other way round; QUEUED
- * (a transient failure) keeps the row queued with its reply and frees the lease.
- */
-export async function recordDeliveryOutcomes(db: D1Database, outcomes: DeliveryOutcome[]): Promise<void> {
-  if (outcomes.length === 0) return;
-  const now = nowIso();
-  const statement = db.prepare(
-    `UPDATE emails SET status = ?1, last_reply = ?2, attempts = attempts + 1, updated_at = ?3,
-       lease_until = NULL, lease_owner = NULL, sent_at = CASE WHEN ?1 = 'SENT' THEN ?3 ELSE sent_at END
-     WHERE id = ?4 AND status = 'QUEUED'`,
-  );
-  await db.batch(outcomes.map((o) => statement.bind(o.status, o.reply, now, o.id)));
-}
-
-/** Dead-lettered: retries are exhausted. The last transient reply stays on the row. */
-export async function markUndeliverable(db: D1Database, id: string): Promise<void> {
-  await db
-    .prepare(
-      `UPDATE emails SET status = 'FAILED', updated_at = ?,
-         last_reply = COALESCE(last_reply, 'retries exhausted') WHERE id = ? AND status = 'QUEUED'`,
-    )
-    .bind(nowIso(), id)
-    .run();
-}
+/** A message may arrive a little before the time its row is due (clocks, queue delays). */
+const DUE_SLACK_MS = 5_000;
 
 export type DeliveryClaim =
-  | { kind: 'claimed'; email: EmailRecord }
-  | { kind: 'done' } // unknown, SENT or FAILED: nothing to do
+  | { kind: 'claimed'; email: EmailRecord; recipients: Recipient[]; suppressed: Set<string> }
+  | { kind: 'done' } // unknown, finished, or not due yet (a later message or the sweep brings it back)
   | { kind: 'held' } // held for freeze mode: it is queued again on release
   | { kind: 'busy'; retryInSeconds: number }; // another consumer holds the lease
 
+type RecipientRow = {
+  email_id: string;
+  position: number;
+  address: string;
+  canonical: string | null;
+  status: Recipient['status'];
+  reply: string | null;
+  suppressed: number;
+};
+
+const toRecipient = (row: RecipientRow): Recipient => ({
+  position: row.position,
+  address: row.address,
+  canonical: row.canonical ?? row.address.toLowerCase(),
+  status: row.status,
+  reply: row.reply,
+});
+
 /**
- * Takes the delivery lease of QUEUED emails, so that two deliveries of the same queue message
- * (queues deliver at least once) cannot both send one. One round trip for the whole batch: the
- * update and the read run in one transaction.
+ * Takes the delivery lease of due, QUEUED emails, so that two deliveries of one email (queues deliver at
+ * least once; the sweep may queue it again) cannot both send it. One round trip for the whole batch:
+ * the update and the reads (rows, recipients, which of them are suppressed) run in one transaction.
  */
 export async function claimForDelivery(
   db: D1Database,
   ids: string[],
   leaseSeconds: number,
-): Promise<Map<string, DeliveryClaim>> {
-  const now = new Date();
+): Promise<{ owner: string; claims: Map<string, DeliveryClaim> }> {
+  const now = Date.now();
   const owner = crypto.randomUUID();
   const idList = JSON.stringify(ids);
-  const [, selected] = await db.batch([
+  const [, selected, recipientRows] = await db.batch([
     db
       .prepare(
         `UPDATE emails SET lease_until = ?1, lease_owner = ?4
          WHERE id IN (SELECT value FROM json_each(?2)) AND status = 'QUEUED' AND held = 0
-           AND (lease_until IS NULL OR lease_until < ?3)`,
+           AND (lease_until IS NULL OR lease_until < ?3) AND (due_at IS NULL OR due_at <= ?5)`,
       )
-      .bind(nowIso(new Date(now.getTime() + leaseSeconds * 1000)), idList, nowIso(now), owner),
+      .bind(
+        nowIso(new Date(now + leaseSeconds * 1000)),
+        idList,
+        nowIso(new Date(now)),
+        owner,
+        nowIso(new Date(now + DUE_SLACK_MS)),
+      ),
     db.prepare(`${SELECT_EMAIL} WHERE e.id IN (SELECT value FROM json_each(?))`).bind(idList),
+    db
+      .prepare(
+        `SELECT r.email_id, r.position, r.address, r.canonical, r.status, r.reply, s.email IS NOT NULL AS suppressed
+         FROM email_recipients r JOIN emails e ON e.id = r.email_id AND e.lease_owner = ?2
+           LEFT JOIN suppressions s ON s.account_id = e.account_id AND s.email = r.canonical
+         WHERE r.email_id IN (SELECT value FROM json_each(?1)) ORDER BY r.email_id, r.position`,
+      )
+      .bind(idList, owner),
   ]);
-  type ClaimRow = EmailRow & { held: number; lease_until: string; lease_owner: string };
+  type ClaimRow = EmailRow & { held: number; lease_until: string | null; lease_owner: string | null };
   const rows = new Map((selected!.results as ClaimRow[]).map((row) => [row.id, row]));
+  const recipients = new Map<string, RecipientRow[]>();
+  for (const row of recipientRows!.results as RecipientRow[]) {
+    recipients.set(row.email_id, [...(recipients.get(row.email_id) ?? []), row]);
+  }
   const claims = new Map<string, DeliveryClaim>();
   for (const id of ids) {
     const row = rows.get(id);
     if (row?.status !== 'QUEUED') claims.set(id, { kind: 'done' });
     else if (row.held === 1) claims.set(id, { kind: 'held' });
-    else if (row.lease_owner === owner) claims.set(id, { kind: 'claimed', email: toEmail(row) });
-    else {
-      const retryInSeconds = Math.max(Math.ceil((Date.parse(row.lease_until) - now.getTime()) / 1000), 1);
+    else if (row.lease_owner === owner) {
+      const list = recipients.get(id) ?? [];
+      const suppressed = new Set(list.filter((r) => r.suppressed === 1).map((r) => r.canonical ?? ''));
+      claims.set(id, { kind: 'claimed', email: toEmail(row), recipients: list.map(toRecipient), suppressed });
+    } else if (row.lease_until && Date.parse(row.lease_until) > now) {
+      const retryInSeconds = Math.max(Math.ceil((Date.parse(row.lease_until) - now) / 1000), 1);
       claims.set(id, { kind: 'busy', retryInSeconds });
-    }
+    } else claims.set(id, { kind: 'done' }); // not due yet
   }
-  return claims;
+  return { owner, claims };
+}
+
+export type AttemptRecord = {
+  email: EmailRecord;
+  result: AttemptResult;
+  /** Whether SMTP was tried (an attempt counts); false when every recipient was skipped. */
+  attempted: boolean;
+  /** When the email is due again if it still waits. */
+  retryAt: Date | null;
+  /** This consumer's lease: only a row it still holds changes, and the rest of its batch keeps theirs. */
+  owner: string;
+  leaseSeconds: number;
+};
+
+/**
+ * Records one attempt as soon as the server has answered, in one transaction: the recipients, the
+ * timeline, new suppressions, the email row (which frees its lease), and a longer lease for the rest of
+ * this consumer's batch, so that a lease left by a crash runs out soon after the last message it covered.
+ */
+export async function recordAttempt(db: D1Database, record: AttemptRecord): Promise<void> {
+  const { email, result, owner } = record;
+  const now = new Date();
+  const at = nowIso(now);
+  const ownsRow = `EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED')`;
+  const changed = result.recipients.map((r) => ({ position: r.position, status: r.status, reply: r.reply }));
+  await db.batch([
+    db
+      .prepare(
+        `UPDATE email_recipients AS r SET status = json_extract(j.value, '$.status'), reply = json_extract(j.value, '$.reply')
+         FROM json_each(?3) AS j
+         WHERE r.email_id = ?1 AND r.position = json_extract(j.value, '$.position') AND ${ownsRow}`,
+      )
+      .bind(email.id, owner, JSON.stringify(changed)),
+    eventsInsert(db, email.id, result.events, at, ownsRow, owner),
+    db
+      .prepare(
+        `INSERT INTO suppressions (account_id, email, reason, source, created_at)
+         SELECT ?3, j.value, ?4, 'bounce', ?5 FROM json_each(?6) AS j WHERE ${ownsRow}
+         ON CONFLICT (account_id, email) DO NOTHING`,
+      )
+      .bind(email.id, owner, email.accountId, result.reply, at, JSON.stringify(result.suppress)),
+    db
+      .prepare('UPDATE emails SET lease_until = ?1 WHERE lease_owner = ?2 AND id <> ?3 AND status = ?4')
+      .bind(nowIso(new Date(now.getTime() + record.leaseSeconds * 1000)), owner, email.id, 'QUEUED'),
+    db
+      .prepare(
+        `UPDATE emails SET status = ?3, last_reply = COALESCE(?4, last_reply), attempts = attempts + ?5,
+           updated_at = ?6, lease_until = NULL, lease_owner = NULL, due_at = ?7,
+           sent_at = CASE WHEN ?3 = 'SENT' THEN COALESCE(sent_at, ?6) ELSE sent_at END
+         WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED'`,
+      )
+      .bind(
+        email.id,
+        owner,
+        result.status,
+        result.reply,
+        record.attempted ? 1 : 0,
+        at,
+        record.retryAt ? nowIso(record.retryAt) : null,
+      ),
+  ]);
 }
 
 /** Freeze mode: park a NORMAL email until release. */
-export async function holdEmail(db: D1Database, id: string): Promise<void> {
-  await db
-    .prepare(
-      `UPDATE emails SET held = 1, lease_until = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'QUEUED'`,
-    )
-    .bind(nowIso(), id)
-    .run();
+export async function holdEmail(db: D1Database, id: string, owner: string): Promise<void> {
+  const at = nowIso();
+  const ownsRow = `EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED')`;
+  await db.batch([
+    eventsInsert(db, id, [{ type: 'held', detail: null }], at, ownsRow, owner),
+    db
+      .prepare(
+        `UPDATE emails SET held = 1, lease_until = NULL, lease_owner = NULL, updated_at = ?3
+         WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED'`,
+      )
+      .bind(id, owner, at),
+  ]);
 }

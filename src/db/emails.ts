@@ -1,4 +1,9 @@
-export type EmailStatus = 'QUEUED' | 'SENT' | 'FAILED';
+import { nowIso } from '../ids';
+import { canonicalAddress } from '../mail/address';
+import type { EmailStatus } from '../mail/outcome';
+import { eventsInsert, listEmailEvents } from './email-events';
+
+export type { EmailStatus };
 export type Priority = 'URGENT' | 'NORMAL';
 
 export type EmailRecord = {
@@ -111,8 +116,8 @@ export async function insertEmail(
   const insertRow = db
     .prepare(
       `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, html, text,
-         priority, status, message_id, created_at, updated_at, held)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'QUEUED', ?11, ?12, ?12,
+         priority, status, message_id, created_at, updated_at, due_at, held)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'QUEUED', ?11, ?12, ?12, ?12,
          CASE WHEN ?10 = 'NORMAL' THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END
        WHERE ?13 = 0 OR changes() > 0
        RETURNING held`,
@@ -134,13 +139,30 @@ export async function insertEmail(
     );
   const insertRecipients = db
     .prepare(
-      `INSERT INTO email_recipients (email_id, position, address)
-       SELECT ?1, key, value FROM json_each(?2) WHERE EXISTS (SELECT 1 FROM emails WHERE id = ?1)`,
+      `INSERT INTO email_recipients (email_id, position, address, canonical)
+       SELECT ?1, key, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?2)
+       WHERE EXISTS (SELECT 1 FROM emails WHERE id = ?1)`,
     )
-    .bind(email.id, JSON.stringify(email.toAddresses));
+    .bind(email.id, JSON.stringify(email.toAddresses.map((address) => [address, canonicalAddress(address)])));
+  const events = [
+    eventsInsert(
+      db,
+      email.id,
+      [{ type: 'queued', detail: null }],
+      email.createdAt,
+      'EXISTS (SELECT 1 FROM emails WHERE id = ?1)',
+    ),
+    eventsInsert(
+      db,
+      email.id,
+      [{ type: 'held', detail: null }],
+      email.createdAt,
+      'EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND held = 1)',
+    ),
+  ];
   const reserve = counted ? [dailyAllowance(db, email).reserve] : [];
-  const results = await db.batch([...reserve, insertRow, insertRecipients]);
-  const row = results.at(-2)!.results[0] as { held: number } | undefined;
+  const results = await db.batch([...reserve, insertRow, insertRecipients, ...events]);
+  const row = results.at(-4)!.results[0] as { held: number } | undefined;
   return { stored: row !== undefined, held: row?.held === 1 };
 }
 
@@ -151,6 +173,7 @@ export async function insertEmail(
 export async function unstoreEmail(db: D1Database, email: NewEmail, options: AllowanceOption = {}): Promise<void> {
   await db.batch([
     db.prepare('DELETE FROM email_recipients WHERE email_id = ?').bind(email.id),
+    db.prepare('DELETE FROM email_events WHERE email_id = ?').bind(email.id),
     db.prepare('DELETE FROM emails WHERE id = ?').bind(email.id),
     ...(options.countTowardsAllowance === true ? [dailyAllowance(db, email).release] : []),
   ]);
@@ -161,17 +184,54 @@ export async function findEmail(db: D1Database, id: string): Promise<EmailRecord
   return row ? toEmail(row) : null;
 }
 
-export async function listEmails(db: D1Database, accountId: string, page: number, limit: number) {
+export type SendLogFilter = { status?: EmailStatus; to?: string };
+
+/** One page of the send log, newest first; `to` matches any spelling of the mailbox (canonical form). */
+export async function listEmails(
+  db: D1Database,
+  accountId: string,
+  page: number,
+  limit: number,
+  filter: SendLogFilter = {},
+) {
+  const where = `WHERE e.account_id = ?1 AND (?2 IS NULL OR e.status = ?2)
+    AND (?3 IS NULL OR EXISTS (SELECT 1 FROM email_recipients f WHERE f.canonical = ?3 AND f.email_id = e.id))`;
+  const to = filter.to === undefined ? null : canonicalAddress(filter.to);
   const [rows, count] = await db.batch([
     db
-      .prepare(`${SELECT_EMAIL} WHERE e.account_id = ? ORDER BY e.created_at DESC, e.id DESC LIMIT ? OFFSET ?`)
-      .bind(accountId, limit, (page - 1) * limit),
-    db.prepare('SELECT COUNT(*) AS total FROM emails WHERE account_id = ?').bind(accountId),
+      .prepare(`${SELECT_EMAIL} ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT ?4 OFFSET ?5`)
+      .bind(accountId, filter.status ?? null, to, limit, (page - 1) * limit),
+    db.prepare(`SELECT COUNT(*) AS total FROM emails e ${where}`).bind(accountId, filter.status ?? null, to),
   ]);
   return {
     emails: (rows!.results as EmailRow[]).map(toEmail),
     total: (count!.results[0] as { total: number }).total,
   };
+}
+
+export type RecipientOutcome = { email: string; status: EmailStatus; reply?: string };
+
+/** One email of an account with its recipients' outcomes and its timeline; null when not the account's. */
+export async function findEmailDetail(db: D1Database, accountId: string, id: string) {
+  const [email, recipients] = await db.batch([
+    db.prepare(`${SELECT_EMAIL} WHERE e.id = ?1 AND e.account_id = ?2`).bind(id, accountId),
+    db
+      .prepare(
+        `SELECT r.address, r.status, r.reply FROM email_recipients r JOIN emails e ON e.id = r.email_id
+         WHERE r.email_id = ?1 AND e.account_id = ?2 ORDER BY r.position`,
+      )
+      .bind(id, accountId),
+  ]);
+  const row = email!.results[0] as EmailRow | undefined;
+  if (!row) return null;
+  type Row = { address: string; status: EmailStatus; reply: string | null };
+  const outcomes = (recipients!.results as Row[]).map(
+    (r): RecipientOutcome =>
+      r.reply === null
+        ? { email: r.address, status: r.status }
+        : { email: r.address, status: r.status, reply: r.reply },
+  );
+  return { email: toEmail(row), recipients: outcomes, events: await listEmailEvents(db, id) };
 }
 
 /** Emails held by freeze mode, oldest first (the release queues them). */
@@ -183,6 +243,19 @@ export async function listHeldEmailIds(db: D1Database, limit: number): Promise<s
   return rows.results.map((r) => r.id);
 }
 
+/** Released from freeze mode: due now, with a `released` event. */
 export async function clearHeld(db: D1Database, ids: string[]): Promise<void> {
-  await db.batch(ids.map((id) => db.prepare('UPDATE emails SET held = 0 WHERE id = ?').bind(id)));
+  const at = nowIso();
+  await db.batch(
+    ids.flatMap((id) => [
+      eventsInsert(
+        db,
+        id,
+        [{ type: 'released', detail: null }],
+        at,
+        'EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND held = 1)',
+      ),
+      db.prepare('UPDATE emails SET held = 0, due_at = ? WHERE id = ?').bind(at, id),
+    ]),
+  );
 }

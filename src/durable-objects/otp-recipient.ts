@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import { canonicalAddress } from '../mail/address';
 import { alarmNoLaterThan, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
 
 export type OtpChannel = 'instant' | 'backend' | 'email_verification';
@@ -101,7 +102,7 @@ export class OtpRecipient extends DurableObject {
       session.sessionId,
       session.accountId,
       session.channel,
-      session.email.toLowerCase(),
+      canonicalAddress(session.email),
       session.codeHash,
       session.digits,
       session.expiresAt,
@@ -140,7 +141,7 @@ export class OtpRecipient extends DurableObject {
       return { result: 'locked', retryAfterSeconds: Math.max(Math.ceil((row.expires_at - now) / 1000), 1) };
     }
     if (attempt.codeLength !== row.digits) return { result: 'malformed' };
-    if (sameHash(attempt.codeHash, row.code_hash) && attempt.email.toLowerCase() === row.email) {
+    if (sameHash(attempt.codeHash, row.code_hash) && canonicalAddress(attempt.email) === row.email) {
       this.ctx.storage.sql.exec(
         `UPDATE sessions SET state = 'verified', verified_at = ?, code_hash = '' WHERE id = ?`,
         now,

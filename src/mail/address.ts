@@ -37,11 +37,29 @@ export function checkAddress(input: string): AddressCheck {
   return { ok: true, address };
 }
 
-/** Duplicates (compared case-insensitively) are sent once; the first spelling wins. */
+/**
+ * The one spelling of a mailbox, for everything that counts or compares recipients (OTP limits, duplicate
+ * removal, the suppression list): a quoted local part loses its quotes and escapes when the plain form is a
+ * valid dot-atom (`"x"@d` and `"\\x"@d` are `x@d`), the domain is ASCII (punycode), and the whole address is
+ * lower-cased (mailbox providers treat local parts case-insensitively in practice). The address as given is
+ * still what is sent.
+ */
+export function canonicalAddress(address: string): string {
+  const at = address.lastIndexOf('@');
+  let local = address.slice(0, at);
+  const domain = toAsciiDomain(address.slice(at + 1)) ?? address.slice(at + 1);
+  if (QUOTED.test(local)) {
+    const plain = local.slice(1, -1).replace(/\\(.)/g, '$1');
+    if (DOT_ATOM.test(plain)) local = plain;
+  }
+  return `${local}@${domain}`.toLowerCase();
+}
+
+/** Duplicates (the same canonical mailbox) are sent once; the first spelling wins. */
 export function uniqueAddresses(addresses: string[]): string[] {
   const seen = new Set<string>();
   return addresses.filter((address) => {
-    const key = address.toLowerCase();
+    const key = canonicalAddress(address);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;

@@ -1,28 +1,47 @@
 import { waitUntil } from 'cloudflare:workers';
 import { WorkerMailer } from 'worker-mailer';
 import type { SmtpConfig } from '../config';
+import { addressHeader, unstructuredHeader } from './headers';
 
 /** An email ready for the wire. Addresses and names were validated before they got here. */
 export type OutgoingMail = {
   from: { email: string; name: string | null };
+  /** The To header: every recipient as given. */
   to: string[];
+  /** The envelope (RCPT TO) when it is not `to`: a retry goes only to the recipients still waiting. */
+  envelopeTo?: string[];
   subject: string;
   html: string | null;
   text: string | null;
   messageId: string;
 };
 
+/** A recipient the server refused at RCPT TO (the message still goes to the others). */
+export type RecipientRefusal = { email: string; reply: string; permanent: boolean };
+
 /**
- * accepted: the server took the message (250 after DATA). permanent: a 5xx reply. transient: 4xx,
- * network fault or timeout; the message may be retried (a timeout after the final "." can mean the
- * server took it, which is why every email keeps one Message-ID).
+ * accepted: the server took the message (250 after DATA) for every recipient not in `refused`.
+ * permanent: a 5xx reply. transient: 4xx, network fault or timeout; the message may be retried (a
+ * timeout after the final "." can mean the server took it, which is why every email keeps one
+ * Message-ID). `refused` lists the recipients refused at RCPT TO before the outcome (empty if none).
  */
 export type SmtpOutcome =
-  | { kind: 'accepted' }
-  | { kind: 'permanent'; reply: string }
-  | { kind: 'transient'; reply: string };
+  | { kind: 'accepted'; refused?: RecipientRefusal[] }
+  | { kind: 'permanent'; reply: string; refused?: RecipientRefusal[] }
+  | { kind: 'transient'; reply: string; refused?: RecipientRefusal[] };
 
 class SmtpTimeout extends Error {}
+
+/** Every recipient was refused at RCPT TO: there is no one to send DATA to. */
+class RecipientsRefused extends Error {
+  constructor(readonly refused: RecipientRefusal[]) {
+    // A transient refusal decides: the message may still reach that recipient later.
+    const deciding = refused.find((r) => !r.permanent) ?? refused[0]!;
+    super(`every recipient was refused: ${deciding.reply}`);
+  }
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 500);
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -35,7 +54,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 /** worker-mailer throws plain Errors whose message embeds the server's reply; find its 3-digit code. */
 export function classifySmtpError(error: unknown): Exclude<SmtpOutcome, { kind: 'accepted' }> {
   const message = error instanceof Error ? error.message : String(error);
-  const reply = message.replace(/\s+/g, ' ').trim().slice(0, 500);
+  const reply = oneLine(message);
+  if (error instanceof RecipientsRefused) {
+    const kind = error.refused.every((r) => r.permanent) ? 'permanent' : 'transient';
+    return { kind, reply, refused: error.refused };
+  }
   if (error instanceof SmtpTimeout) return { kind: 'transient', reply };
   const code = message.match(/(?:^|\s)([245]\d\d)(?:[ -]|$)/m)?.[1];
   if (code?.startsWith('5')) return { kind: 'permanent', reply };
@@ -49,7 +72,15 @@ type MailerInternals = {
   startTls: boolean;
   secure: boolean;
   supportsStartTls: boolean;
+  supportsDSN: boolean;
+  emailSending: { to: { email: string }[]; cc?: { email: string }[]; bcc?: { email: string }[] } | null;
+  /** Ours: the RCPT refusals of the message being sent. */
+  refused: RecipientRefusal[];
   auth(): Promise<void>;
+  rcpt(): Promise<void>;
+  writeLine(line: string): Promise<void>;
+  readTimeout(): Promise<string>;
+  notificationBuilder(): string;
 };
 
 const mailerPrototype = WorkerMailer.prototype as unknown as MailerInternals;
@@ -87,6 +118,24 @@ mailerPrototype.auth = async function (this: MailerInternals) {
   return authenticate.call(this);
 };
 
+/**
+ * worker-mailer 1.2.1 gives up the whole message when one RCPT TO is refused. This replacement records
+ * each refusal and carries on, so the message reaches the recipients the server accepted; only when
+ * every recipient was refused does it stop before DATA.
+ */
+mailerPrototype.rcpt = async function (this: MailerInternals) {
+  const sending = this.emailSending!;
+  const recipients = [...sending.to, ...(sending.cc ?? []), ...(sending.bcc ?? [])];
+  this.refused = [];
+  for (const { email } of recipients) {
+    const command = `RCPT TO: <${email}>${this.supportsDSN ? this.notificationBuilder() : ''}`;
+    await this.writeLine(command);
+    const reply = await this.readTimeout();
+    if (!reply.startsWith('2')) this.refused.push({ email, reply: oneLine(reply), permanent: reply.startsWith('5') });
+  }
+  if (this.refused.length === recipients.length) throw new RecipientsRefused(this.refused);
+};
+
 /** One SMTP connection; send several messages over it, then close. */
 export class SmtpConnection {
   private aborted = false;
@@ -119,27 +168,36 @@ export class SmtpConnection {
   }
 
   async send(mail: OutgoingMail): Promise<SmtpOutcome> {
+    this.internals.refused = [];
     try {
       const sending = this.mailer.send({
-        from: mail.from.name ? { email: mail.from.email, name: mail.from.name } : mail.from.email,
-        to: mail.to,
+        from: mail.from.email,
+        to: mail.envelopeTo ?? mail.to, // the envelope: worker-mailer writes our To header as given
         subject: mail.subject,
         html: mail.html ?? undefined,
         text: mail.text ?? undefined,
-        headers: { 'Message-ID': mail.messageId },
+        headers: {
+          From: addressHeader('From', [mail.from]),
+          To: addressHeader(
+            'To',
+            mail.to.map((email) => ({ email })),
+          ),
+          Subject: unstructuredHeader('Subject', mail.subject),
+          'Message-ID': mail.messageId,
+        },
       });
       await withTimeout(sending, this.config.timeoutMs, 'sending');
-      return { kind: 'accepted' };
+      return { kind: 'accepted', refused: this.internals.refused };
     } catch (error) {
       const outcome = classifySmtpError(error);
       // A 5xx leaves the session usable (worker-mailer sends RSET); anything else may not have.
       if (outcome.kind === 'transient') this.abort();
-      return outcome;
+      return { ...outcome, refused: outcome.refused ?? this.internals.refused };
     }
   }
 
   /** After a failure the session state is unknown: drop the socket and stop worker-mailer's read loop. */
-  private abort(): void {
+  abort(): void {
     this.aborted = true;
     try {
       this.internals.reader.releaseLock();
@@ -171,17 +229,28 @@ export function dropConnection(pending: PendingConnection): void {
 /**
  * Sends one message over a new (or already opening) connection. Connection failures come back as
  * outcomes too. QUIT runs after the caller has its outcome: the server has already taken the mail.
+ * Past `waitMs` the answer is a transient outcome and the connection is dropped, so a message that was
+ * not through yet is not sent late (one whose final "." was already written may still arrive).
  */
 export async function sendOnce(
   config: SmtpConfig,
   mail: OutgoingMail,
   pending = startConnecting(config),
+  waitMs = config.timeoutMs,
 ): Promise<SmtpOutcome> {
-  const connection = await pending;
-  if (!(connection instanceof SmtpConnection)) return connection;
+  const exchange = (async (): Promise<SmtpOutcome> => {
+    const connection = await pending;
+    if (!(connection instanceof SmtpConnection)) return connection;
+    try {
+      return await connection.send(mail);
+    } finally {
+      waitUntil(connection.close());
+    }
+  })();
   try {
-    return await connection.send(mail);
-  } finally {
-    waitUntil(connection.close());
+    return await withTimeout(exchange, waitMs, 'waiting for the SMTP server');
+  } catch (error) {
+    waitUntil(pending.then((connection) => (connection instanceof SmtpConnection ? connection.abort() : undefined)));
+    return classifySmtpError(error);
   }
 }

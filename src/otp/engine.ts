@@ -8,6 +8,7 @@ import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../limits/rate-limit';
+import { canonicalAddress } from '../mail/address';
 import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
 import { generateCode, hashCode } from './codes';
@@ -29,7 +30,7 @@ export type OtpCaller = { accountId: string; channel: OtpChannel; rateLimitCode:
 
 /** The object holding every session and the OTP limits of one recipient of one account. */
 const recipientObjectId = (env: Bindings, accountId: string, email: string) =>
-  env.OTP_RECIPIENT.idFromName(`${accountId}:${email.toLowerCase()}`);
+  env.OTP_RECIPIENT.idFromName(`${accountId}:${canonicalAddress(email)}`);
 
 /** The object of a session, from the session id alone; null when the id is not one of ours. */
 function sessionObject(env: Bindings, sessionId: string) {
@@ -98,6 +99,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     smtp,
     { from, to: [request.email], subject, text, html, messageId: `<${sessionId}@${from.email.split('@').pop()}>` },
     connecting,
+    config(env).otp.sendWaitMs,
   );
   if (outcome.kind === 'transient') {
     // The code is not kept anywhere: the retry mails a fresh code for the same session.

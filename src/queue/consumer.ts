@@ -1,6 +1,5 @@
 // The queue consumer: a dispatcher over one function per job kind (email jobs: deliver-email.ts).
 import { config } from '../config';
-import { markUndeliverable } from '../db/delivery';
 import { recordVerification } from '../db/otp-history';
 import type { Bindings } from '../env';
 import { classifySmtpError, type SmtpOutcome } from '../mail/smtp';
@@ -14,6 +13,7 @@ import {
   readJob,
   type VerificationHistoryJob,
 } from './producer';
+import { retryDelaySeconds } from './retry';
 
 /** A message of the batch and its job, as `readJob` reads it (messages from before kinds included). */
 export type Delivery<J extends MailJob> = { message: Message<unknown>; job: J };
@@ -21,11 +21,6 @@ export type Delivery<J extends MailJob> = { message: Message<unknown>; job: J };
 export type Retry = (message: Message<unknown>) => void;
 
 type ByKind = { [K in JobKind]: Delivery<Extract<MailJob, { kind: K }>>[] };
-
-/** Growing delays between attempts: base, 3×, 9×, … (10 s, 30 s, 90 s, 270 s, 810 s by default), capped at 15 min. */
-export function retryDelaySeconds(attempts: number, baseSeconds: number): number {
-  return Math.min(baseSeconds * 3 ** Math.max(attempts - 1, 0), 900);
-}
 
 function byKind(messages: readonly Message<QueuedJob>[]): ByKind {
   const jobs: ByKind = { email: [], 'otp-retry': [], 'otp-history': [] };
@@ -49,7 +44,7 @@ export async function deliverMailBatch(batch: MessageBatch<QueuedJob>, env: Bind
     return;
   }
   await retryOtpMails(jobs['otp-retry'], env, retry);
-  await deliverEmails(jobs.email, env, smtp, retry);
+  await deliverEmails(jobs.email, env, smtp, backoff);
 }
 
 /** OTP mail is sent on its own connection: it is rare here (only after a failed in-request send). */
@@ -79,14 +74,14 @@ async function writeVerificationHistory(deliveries: Delivery<VerificationHistory
 }
 
 /**
- * Messages whose retries ran out: the email is FAILED with its last reply (an OTP mail just expires;
- * a verification's history row is reported as lost).
+ * Messages whose queue retries ran out. An email is not decided here: its row counts its own attempts
+ * and fails itself after the last one, and a row still QUEUED is queued again by the outbox sweep. An OTP
+ * mail just expires; a verification's history row is reported as lost.
  */
-export async function handleDeadLetters(batch: MessageBatch<QueuedJob>, env: Bindings): Promise<void> {
+export async function handleDeadLetters(batch: MessageBatch<QueuedJob>): Promise<void> {
   for (const message of batch.messages) {
     const job = readJob(message.body);
-    if (job.kind === 'email') await markUndeliverable(env.DB, job.emailId);
-    else if (job.kind === 'otp-history') console.error('verification history lost after retries', job.entry.sessionId);
+    if (job.kind === 'otp-history') console.error('verification history lost after retries', job.entry.sessionId);
     message.ack();
   }
 }

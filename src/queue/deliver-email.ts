@@ -1,20 +1,27 @@
-// Email jobs: a batch of queued emails delivered over one SMTP connection.
-import type { SmtpConfig } from '../config';
-import { claimForDelivery, type DeliveryOutcome, holdEmail, recordDeliveryOutcomes } from '../db/delivery';
+// Email jobs: a batch of queued emails delivered over one SMTP connection, each recorded as soon as the
+// server has answered it.
+import type { Config, SmtpConfig } from '../config';
+import { claimForDelivery, holdEmail, recordAttempt } from '../db/delivery';
 import type { EmailRecord } from '../db/emails';
 import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
+import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import { classifySmtpError, type OutgoingMail, SmtpConnection, type SmtpOutcome } from '../mail/smtp';
-import type { Delivery, Retry } from './consumer';
+import type { Delivery } from './consumer';
 import type { EmailJob } from './producer';
+import { retryDelaySeconds } from './retry';
 
-/** Base lease of a batch; each message adds time for a connect and a send within the SMTP timeouts. */
-const DELIVERY_LEASE_SECONDS = 60;
+/**
+ * The lease of each claimed email, renewed for the rest of the batch whenever one message is recorded:
+ * a connect and a send each fit in it (SMTP timeouts), and a lease left by a crash runs out within it.
+ */
+export const DELIVERY_LEASE_SECONDS = 90;
 
-function toOutgoingMail(email: EmailRecord): OutgoingMail {
+function toOutgoingMail(email: EmailRecord, waiting: Recipient[]): OutgoingMail {
   return {
     from: { email: email.fromEmail, name: email.fromName },
     to: email.toAddresses,
+    envelopeTo: waiting.map((r) => r.address),
     subject: email.subject,
     html: email.html,
     text: email.text,
@@ -22,36 +29,33 @@ function toOutgoingMail(email: EmailRecord): OutgoingMail {
   };
 }
 
+type Settle = { result: AttemptResult; attempted: boolean };
+
 /**
- * Delivers the email jobs of a batch over one SMTP connection. The batch costs three D1 round trips
- * whatever its size: settings, claims (the delivery leases) and outcomes. Each message is acked or
- * retried on its own, after its outcome is recorded, so one failure never resends the others. A
- * transient failure drops the connection (its state is unknown).
+ * Delivers the email jobs of a batch over one SMTP connection. The batch starts with two D1 round trips
+ * (settings, claims) and records each message in one more, right after the server's answer; the message
+ * is then acked or retried on its own. A transient failure drops the connection (its state is unknown).
  */
 export async function deliverEmails(
   deliveries: Delivery<EmailJob>[],
   env: Bindings,
   smtp: SmtpConfig,
-  retry: Retry,
+  retry: Config['retry'],
 ): Promise<void> {
   if (deliveries.length === 0) return;
-  // Long enough for every message of the batch to connect and send within the SMTP timeouts.
-  const leaseSeconds = DELIVERY_LEASE_SECONDS + deliveries.length * 20;
-  const [{ frozen }, claims] = await Promise.all([
+  const [{ frozen }, { owner, claims }] = await Promise.all([
     getSettings(env.DB),
     claimForDelivery(
       env.DB,
       deliveries.map((d) => d.job.emailId),
-      leaseSeconds,
+      DELIVERY_LEASE_SECONDS,
     ),
   ]);
-  const outcomes: DeliveryOutcome[] = [];
-  const settle: (() => void)[] = [];
   let connection: SmtpConnection | null = null;
   try {
     for (const { message, job } of deliveries) {
       const claim = claims.get(job.emailId)!;
-      // Queues deliver at least once: an email already SENT or FAILED, or held, is done here.
+      // Queues deliver at least once: an email already finished, not due, or held, is done here.
       if (claim.kind === 'done' || claim.kind === 'held') {
         message.ack();
         continue;
@@ -60,37 +64,52 @@ export async function deliverEmails(
         message.retry({ delaySeconds: claim.retryInSeconds });
         continue;
       }
-      const email = claim.email;
+      const { email } = claim;
       if (frozen && email.priority === 'NORMAL') {
-        await holdEmail(env.DB, email.id);
+        await holdEmail(env.DB, email.id, owner);
         message.ack();
         continue;
       }
-      let outcome: SmtpOutcome;
+      const skipped = skipSuppressed(claim.recipients, claim.suppressed);
+      let settle: Settle = { result: skipped, attempted: false };
+      const waiting = skipped.recipients.filter((r) => r.status === 'QUEUED');
+      if (waiting.length > 0) {
+        let outcome: SmtpOutcome;
+        try {
+          connection ??= await SmtpConnection.open(smtp);
+          outcome = await connection.send(toOutgoingMail(email, waiting));
+        } catch (error) {
+          outcome = classifySmtpError(error);
+        }
+        if (outcome.kind === 'transient') {
+          await connection?.close();
+          connection = null;
+        }
+        const result = settleAttempt(skipped.recipients, outcome, email.attempts + 1 >= retry.maxAttempts);
+        settle = { result: { ...result, events: [...skipped.events, ...result.events] }, attempted: true };
+      }
+      const attempts = email.attempts + (settle.attempted ? 1 : 0);
+      const delaySeconds = retryDelaySeconds(attempts, retry.baseSeconds);
+      const waitsAgain = settle.result.status === 'QUEUED';
       try {
-        connection ??= await SmtpConnection.open(smtp);
-        outcome = await connection.send(toOutgoingMail(email));
+        await recordAttempt(env.DB, {
+          email,
+          ...settle,
+          retryAt: waitsAgain ? new Date(Date.now() + delaySeconds * 1000) : null,
+          owner,
+          leaseSeconds: DELIVERY_LEASE_SECONDS,
+        });
       } catch (error) {
-        outcome = classifySmtpError(error);
+        // Not recorded: the lease keeps others off it until it runs out, then the message (or the sweep)
+        // brings it back; a mail sent twice that way keeps its Message-ID.
+        console.error('delivery outcome not recorded', email.id, error);
+        message.retry({ delaySeconds: DELIVERY_LEASE_SECONDS });
+        continue;
       }
-      if (outcome.kind === 'accepted') {
-        outcomes.push({ id: email.id, status: 'SENT', reply: null });
-        settle.push(() => message.ack());
-      } else if (outcome.kind === 'permanent') {
-        outcomes.push({ id: email.id, status: 'FAILED', reply: outcome.reply });
-        settle.push(() => message.ack());
-      } else {
-        outcomes.push({ id: email.id, status: 'QUEUED', reply: outcome.reply });
-        settle.push(() => retry(message));
-        await connection?.close();
-        connection = null;
-      }
+      if (waitsAgain) message.retry({ delaySeconds });
+      else message.ack();
     }
   } finally {
     await connection?.close();
   }
-  // If this write fails nothing is acked and the batch comes back: the leases make the redelivery
-  // wait, and a mail sent twice that way keeps its Message-ID.
-  await recordDeliveryOutcomes(env.DB, outcomes);
-  for (const apply of settle) apply();
 }

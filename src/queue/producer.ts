@@ -1,6 +1,7 @@
 import type { Mailbox } from '../config';
 import { clearHeld, insertEmail, listHeldEmailIds, type NewEmail, unstoreEmail } from '../db/emails';
 import type { VerificationEntry } from '../db/otp-history';
+import { claimOverdueEmails } from '../db/outbox';
 import type { Bindings } from '../env';
 
 // Every job names its kind; the consumer runs one function per kind (src/queue/consumer.ts).
@@ -85,4 +86,22 @@ export async function releaseHeldMail(env: Bindings): Promise<number> {
     await clearHeld(env.DB, ids);
     released += ids.length;
   }
+}
+
+/** How many overdue emails one sweep queues again at most (the next minute's sweep takes the rest). */
+const SWEEP_LIMIT = 1_000;
+
+/**
+ * The outbox sweep (the scheduled handler, every minute): D1 is the truth, so a QUEUED email whose queue
+ * message was lost (a crash between insert and send, a local queue that died with its process, a consumer
+ * killed mid-batch) is queued again once it is overdue by the grace period. Duplicates are harmless: the
+ * consumer leases each email and skips what is finished.
+ */
+export async function recoverOverdueMail(env: Bindings, graceSeconds: number): Promise<number> {
+  const ids = await claimOverdueEmails(env.DB, graceSeconds, SWEEP_LIMIT);
+  for (let i = 0; i < ids.length; i += 100) {
+    const chunk = ids.slice(i, i + 100);
+    await env.MAIL_QUEUE.sendBatch(chunk.map((id) => ({ body: emailJob(id), contentType: 'json' as const })));
+  }
+  return ids.length;
 }

@@ -18,6 +18,7 @@ export type Tag =
   | 'Service'
   | 'Mail'
   | 'Templates'
+  | 'Suppressions'
   | 'Instant OTP'
   | 'Legacy OTP'
   | 'Backend OTP'

@@ -1,69 +1,11 @@
 // The delivery consumer against the real SMTP sink, with batches built by hand so acks and retries are visible.
-import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findEmail, insertEmail } from '../../src/db/emails';
-import { newId } from '../../src/ids';
-import worker from '../../src/index';
+import { findEmail } from '../../src/db/emails';
 import { sendOtp, verifyOtp } from '../../src/otp/engine';
-import { retryDelaySeconds } from '../../src/queue/consumer';
-import type { QueuedJob } from '../../src/queue/producer';
+import { retryDelaySeconds } from '../../src/queue/retry';
 import { codeFromInbox, inbox, newAccount, uniqueAddress } from '../support/api';
-
-/** Stores a QUEUED email without producing a queue message, so only our batches deliver it. */
-async function storedEmail(accountId: string, to: string): Promise<string> {
-  const id = newId('em');
-  await insertEmail(env.DB, {
-    id,
-    accountId,
-    templateId: null,
-    senderId: null,
-    fromEmail: 'no-reply@postcode.dev',
-    fromName: 'postcode',
-    subject: `Subject ${id}`,
-    html: '<p>hi</p>',
-    text: 'hi',
-    priority: 'NORMAL',
-    messageId: `<${id}@postcode.dev>`,
-    toAddresses: [to],
-    createdAt: new Date().toISOString(),
-  });
-  return id;
-}
-
-async function runBatch(emailIds: string[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
-  return runJobs(
-    emailIds.map((emailId) => ({ kind: 'email', emailId })),
-    attempts,
-    queueName,
-    bindings,
-  );
-}
-
-/** Runs jobs as written (old shapes included); message ids are `msg-<index>-<emailId or kind>`. */
-async function runJobs(jobs: QueuedJob[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
-  const batch = createMessageBatch<QueuedJob>(
-    queueName,
-    jobs.map((body, i) => ({
-      id: `msg-${i}-${'emailId' in body ? body.emailId : body.kind}`,
-      timestamp: new Date(),
-      attempts,
-      body,
-    })),
-  );
-  // getQueueResult does not report per-message delays; record what the consumer asked for.
-  const delays: Record<string, number | undefined> = {};
-  for (const message of batch.messages) {
-    const retry = message.retry.bind(message);
-    message.retry = (options?: QueueRetryOptions) => {
-      delays[message.id] = options?.delaySeconds;
-      retry(options);
-    };
-  }
-  const ctx = createExecutionContext();
-  await worker.queue(batch, bindings);
-  return { ...(await getQueueResult(batch, ctx)), delays };
-}
+import { makeDue, runBatch, runJobs, storedEmail } from '../support/delivery';
 
 describe('queue consumer: delivery outcomes', () => {
   it('acks each message on its own: accepted → SENT, 550 → FAILED, 451 → retried with a delay', async () => {
@@ -94,7 +36,11 @@ describe('queue consumer: delivery outcomes', () => {
     expect(await inbox(rejectTo)).toHaveLength(0);
     expect(await inbox(tempTo)).toHaveLength(0);
 
-    // The retry is delivered once, with the same Message-ID.
+    // Early, the retry's message is a duplicate: acked, nothing sent. Once due, it is delivered once,
+    // with the same Message-ID.
+    expect((await runBatch([ids[2]!], 2)).explicitAcks).toEqual([`msg-0-${ids[2]}`]);
+    expect(await findEmail(env.DB, ids[2]!)).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    await makeDue(ids[2]!);
     const retry = await runBatch([ids[2]!], 2);
     expect(retry.explicitAcks).toEqual([`msg-0-${ids[2]}`]);
     expect(await findEmail(env.DB, ids[2]!)).toMatchObject({ status: 'SENT', attempts: 2 });
@@ -124,6 +70,7 @@ describe('queue consumer: delivery outcomes', () => {
     expect(result.explicitAcks).toEqual([`msg-1-${ids[1]}`]);
     expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'QUEUED' });
     expect(await inbox(afterTo)).toHaveLength(1);
+    await makeDue(ids[0]!);
     await runBatch([ids[0]!], 2);
     expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'SENT' });
     expect(await inbox(dropTo)).toHaveLength(1);
@@ -170,7 +117,8 @@ describe('queue consumer: jobs from before kinds (messages in flight at a deploy
     const failing = await storedEmail(accountId, uniqueAddress('tempfail-always'));
     await runJobs([{ emailId: failing }]);
     expect((await runJobs([{ emailId: failing }], 6, 'postcode-mail-dlq')).explicitAcks).toEqual([`msg-0-${failing}`]);
-    expect(await findEmail(env.DB, failing)).toMatchObject({ status: 'FAILED' });
+    // The dead-letter queue does not decide an email: its row does (see below).
+    expect(await findEmail(env.DB, failing)).toMatchObject({ status: 'QUEUED', attempts: 1 });
   });
 
   it("an OTP retry with the old kind 'otp' mails a fresh code for the session, and that code verifies", async () => {
@@ -226,15 +174,30 @@ describe('queue consumer: jobs from before kinds (messages in flight at a deploy
 });
 
 describe('dead-letter queue consumer', () => {
-  it('marks the email FAILED and keeps the last reply', async () => {
+  it('acks and leaves a QUEUED email to its row: the outbox sweep queues it again', async () => {
     const { accountId } = await newAccount();
     const to = uniqueAddress('tempfail-always');
     const id = await storedEmail(accountId, to);
     await runBatch([id]);
     const result = await runBatch([id], 6, 'postcode-mail-dlq');
     expect(result.explicitAcks).toEqual([`msg-0-${id}`]);
+    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    expect(await inbox(to)).toHaveLength(0);
+  });
+
+  it('the row fails itself after MAIL_MAX_ATTEMPTS attempts, keeping the last reply', async () => {
+    const { accountId } = await newAccount();
+    const to = uniqueAddress('tempfail-always');
+    const id = await storedEmail(accountId, to);
+    const bindings = { ...env, MAIL_MAX_ATTEMPTS: '3' };
+    for (const attempt of [1, 2]) {
+      expect((await runBatch([id], attempt, 'postcode-mail', bindings)).retryMessages).toHaveLength(1);
+      await makeDue(id);
+    }
+    const last = await runBatch([id], 3, 'postcode-mail', bindings);
+    expect(last.explicitAcks).toEqual([`msg-0-${id}`]);
     const email = await findEmail(env.DB, id);
-    expect(email).toMatchObject({ status: 'FAILED' });
+    expect(email).toMatchObject({ status: 'FAILED', attempts: 3 });
     expect(email!.lastReply).toMatch(/451/);
     expect(await inbox(to)).toHaveLength(0);
   });

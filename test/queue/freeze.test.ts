@@ -63,7 +63,10 @@ describe('freeze mode', () => {
     });
     const emailId: string = res.json.data.id;
     await waitForStatus(mailKey, emailId, 'SENT');
-    await env.DB.prepare(`UPDATE emails SET status = 'QUEUED' WHERE id = ?`).bind(emailId).run();
+    await env.DB.batch([
+      env.DB.prepare(`UPDATE emails SET status = 'QUEUED' WHERE id = ?`).bind(emailId),
+      env.DB.prepare(`UPDATE email_recipients SET status = 'QUEUED' WHERE email_id = ?`).bind(emailId),
+    ]);
     await setFrozen(true);
     const batch = createMessageBatch<MailJob>('postcode-mail', [
       { id: 'late-1', timestamp: new Date(), attempts: 1, body: { kind: 'email', emailId } },

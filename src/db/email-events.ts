@@ -1,0 +1,36 @@
+// The timeline of an email (GET /api/v1/emails/{emailId} `events`), written in the transaction of the
+// fact it records.
+import type { EmailEvent, EmailEventType } from '../mail/outcome';
+
+export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: string };
+
+/**
+ * The statement that appends `events` to an email's timeline when `condition` holds; the condition may
+ * use ?1 (the email id) and ?2 (`owner`, e.g. a delivery lease).
+ */
+export function eventsInsert(
+  db: D1Database,
+  emailId: string,
+  events: EmailEvent[],
+  at: string,
+  condition = '1',
+  owner: string | null = null,
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO email_events (email_id, type, at, detail)
+       SELECT ?1, json_extract(j.value, '$.type'), ?3, json_extract(j.value, '$.detail')
+       FROM json_each(?4) AS j WHERE ${condition} ORDER BY j.key`,
+    )
+    .bind(emailId, owner, at, JSON.stringify(events));
+}
+
+export async function listEmailEvents(db: D1Database, emailId: string): Promise<StoredEmailEvent[]> {
+  const rows = await db
+    .prepare('SELECT type, at, detail FROM email_events WHERE email_id = ? ORDER BY seq')
+    .bind(emailId)
+    .all<{ type: EmailEventType; at: string; detail: string | null }>();
+  return rows.results.map((r) =>
+    r.detail === null ? { type: r.type, at: r.at } : { type: r.type, at: r.at, detail: r.detail },
+  );
+}

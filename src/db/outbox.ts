@@ -1,0 +1,30 @@
+// The outbox sweep's view of D1: QUEUED emails that nothing is delivering and that are overdue.
+import { nowIso } from '../ids';
+import { eventsInsert } from './email-events';
+
+/**
+ * Marks up to `limit` overdue emails as due again now and returns their ids: QUEUED, not held, no live
+ * delivery lease, and due for longer than `graceSeconds` (their queue message was lost, or its consumer
+ * died). Claiming by moving `due_at` means a second sweep running at the same time does not take them
+ * too, and each gets a `recovered` event in the same transaction.
+ */
+export async function claimOverdueEmails(db: D1Database, graceSeconds: number, limit: number): Promise<string[]> {
+  const now = new Date();
+  const at = nowIso(now);
+  const overdue = await db
+    .prepare(
+      `UPDATE emails SET due_at = ?1
+       WHERE id IN (
+         SELECT id FROM emails
+         WHERE status = 'QUEUED' AND held = 0 AND due_at < ?2 AND (lease_until IS NULL OR lease_until < ?1)
+         ORDER BY due_at LIMIT ?3)
+       RETURNING id`,
+    )
+    .bind(at, nowIso(new Date(now.getTime() - graceSeconds * 1000)), limit)
+    .all<{ id: string }>();
+  const ids = overdue.results.map((r) => r.id);
+  if (ids.length > 0) {
+    await db.batch(ids.map((id) => eventsInsert(db, id, [{ type: 'recovered', detail: null }], at)));
+  }
+  return ids;
+}

@@ -1,0 +1,67 @@
+// Delivery through the real consumer with batches built by hand, so acks, retries and delays are visible.
+import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { insertEmail } from '../../src/db/emails';
+import { newId } from '../../src/ids';
+import worker from '../../src/index';
+import type { QueuedJob } from '../../src/queue/producer';
+
+/** Stores a QUEUED email without producing a queue message, so only our batches deliver it. */
+export async function storedEmail(accountId: string, to: string | string[]): Promise<string> {
+  const id = newId('em');
+  await insertEmail(env.DB, {
+    id,
+    accountId,
+    templateId: null,
+    senderId: null,
+    fromEmail: 'no-reply@postcode.dev',
+    fromName: 'postcode',
+    subject: `Subject ${id}`,
+    html: '<p>hi</p>',
+    text: 'hi',
+    priority: 'NORMAL',
+    messageId: `<${id}@postcode.dev>`,
+    toAddresses: typeof to === 'string' ? [to] : to,
+    createdAt: new Date().toISOString(),
+  });
+  return id;
+}
+
+/** The time of the email's next attempt has come (a retry delay has passed). */
+export async function makeDue(id: string) {
+  await env.DB.prepare(`UPDATE emails SET due_at = '2000-01-01T00:00:00.000Z' WHERE id = ?`).bind(id).run();
+}
+
+export async function runBatch(emailIds: string[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
+  return runJobs(
+    emailIds.map((emailId) => ({ kind: 'email', emailId })),
+    attempts,
+    queueName,
+    bindings,
+  );
+}
+
+/** Runs jobs as written (old shapes included); message ids are `msg-<index>-<emailId or kind>`. */
+export async function runJobs(jobs: QueuedJob[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
+  const batch = createMessageBatch<QueuedJob>(
+    queueName,
+    jobs.map((body, i) => ({
+      id: `msg-${i}-${'emailId' in body ? body.emailId : body.kind}`,
+      timestamp: new Date(),
+      attempts,
+      body,
+    })),
+  );
+  // getQueueResult does not report per-message delays; record what the consumer asked for.
+  const delays: Record<string, number | undefined> = {};
+  for (const message of batch.messages) {
+    const retry = message.retry.bind(message);
+    message.retry = (options?: QueueRetryOptions) => {
+      delays[message.id] = options?.delaySeconds;
+      retry(options);
+    };
+  }
+  const ctx = createExecutionContext();
+  await worker.queue(batch, bindings);
+  return { ...(await getQueueResult(batch, ctx)), delays };
+}

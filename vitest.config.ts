@@ -16,6 +16,7 @@ export default defineConfig({
                 SMTP_PORT: String(inject('smtpPort')),
                 SMTP_SECURE: 'none',
                 INBOX_URL: inject('inboxUrl'),
+                SILENT_SMTP_PORT: String(inject('silentSmtpPort')),
                 ADMIN_TOKEN: 'test-admin-token',
                 OTP_PEPPER: 'test-pepper',
                 PUBLIC_BASE_URL: 'http://postcode.test',

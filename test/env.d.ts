@@ -5,6 +5,8 @@ declare global {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
       INBOX_URL: string;
+      /** A TCP port that accepts connections and never greets (test/support/node/smtp-sink.ts). */
+      SILENT_SMTP_PORT: string;
     }
   }
 }

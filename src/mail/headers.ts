@@ -4,8 +4,11 @@
 // own From/To/Subject), so it stays the SMTP transport only.
 
 const MAX_LINE = 78;
-/** `=?UTF-8?B?` + `?=` around at most 60 base64 characters (45 bytes): 72 characters per word. */
-const WORD_BYTES = 45;
+/**
+ * `=?UTF-8?B?` + `?=` around at most 56 base64 characters (42 bytes): 68 characters per word, so that
+ * one fits on a header's first line after a name as long as `Reply-To: `.
+ */
+const WORD_BYTES = 42;
 const ASCII_TEXT = /^[\x20-\x7e]*$/;
 /** A display name that can go out as one quoted string (no quotes or backslashes, per `isSafeDisplayName`). */
 const PLAIN_NAME = /^[\x20-\x7e]{1,60}$/;
@@ -64,7 +67,7 @@ export function unstructuredHeader(name: string, text: string): string {
     ASCII_TEXT.test(text) &&
     text === text.trim() &&
     !text.includes('  ') &&
-    words.every((w) => w.length <= MAX_LINE - 2);
+    words.every((w) => w.length <= MAX_LINE - name.length - 2);
   return fold(name, foldable ? words.filter((w) => w !== '') : encodedWords(text));
 }
 

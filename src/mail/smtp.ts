@@ -1,5 +1,5 @@
 import { waitUntil } from 'cloudflare:workers';
-import { WorkerMailer } from 'worker-mailer';
+import { Email, WorkerMailer } from 'worker-mailer';
 import type { SmtpConfig } from '../config';
 import { addressHeader, unstructuredHeader } from './headers';
 
@@ -37,7 +37,7 @@ class RecipientsRefused extends Error {
   constructor(readonly refused: RecipientRefusal[]) {
     // A transient refusal decides: the message may still reach that recipient later.
     const deciding = refused.find((r) => !r.permanent) ?? refused[0]!;
-    super(`every recipient was refused: ${deciding.reply}`);
+    super(deciding.reply);
   }
 }
 
@@ -134,6 +134,30 @@ mailerPrototype.rcpt = async function (this: MailerInternals) {
     if (!reply.startsWith('2')) this.refused.push({ email, reply: oneLine(reply), permanent: reply.startsWith('5') });
   }
   if (this.refused.length === recipients.length) throw new RecipientsRefused(this.refused);
+};
+
+/**
+ * worker-mailer 1.2.1 writes `Content-Type: multipart/…; boundary="…"` on one line of 104-116 characters
+ * (56 random hex digits per boundary). Boundaries of 32 hex digits (128 random bits) and a fold before
+ * `boundary=` keep those lines within 78 (RFC 5322 2.1.1). Only the two header occurrences are folded:
+ * they precede any content, and the random boundary cannot occur in content by chance.
+ */
+const emailPrototype = Email.prototype as unknown as {
+  generateSafeBoundary(prefix: string): string;
+  getEmailData(): string;
+};
+emailPrototype.generateSafeBoundary = (prefix: string) => {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return prefix + Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+};
+const emailData = emailPrototype.getEmailData;
+emailPrototype.getEmailData = function (this: unknown) {
+  let folded = 0;
+  return emailData
+    .call(this)
+    .replace(/; boundary="((?:mixed|alternative)_[0-9a-f]{32})"/g, (match: string, boundary: string) =>
+      folded++ < 2 ? `;\r\n boundary="${boundary}"` : match,
+    );
 };
 
 /** One SMTP connection; send several messages over it, then close. */

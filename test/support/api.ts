@@ -151,6 +151,8 @@ export type ReceivedMail = {
   subject: string;
   text: string;
   html: string | null;
+  /** The message as it crossed the wire. */
+  raw: string;
 };
 
 /** Mail the test SMTP server accepted for this recipient. */

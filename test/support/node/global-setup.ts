@@ -1,10 +1,11 @@
 import type { TestProject } from 'vitest/node';
-import { startSmtpSink } from './smtp-sink';
+import { startSilentServer, startSmtpSink } from './smtp-sink';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     smtpPort: number;
     inboxUrl: string;
+    silentSmtpPort: number;
   }
 }
 
@@ -12,5 +13,10 @@ export default async function setup(project: TestProject) {
   const sink = await startSmtpSink();
   project.provide('smtpPort', sink.smtpPort);
   project.provide('inboxUrl', sink.inboxUrl);
-  return () => sink.close();
+  const silent = await startSilentServer();
+  project.provide('silentSmtpPort', silent.port);
+  return async () => {
+    await sink.close();
+    await silent.close();
+  };
 }

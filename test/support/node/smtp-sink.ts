@@ -3,11 +3,12 @@
 //
 // Recipient local parts that script a fault (the rest of the address keeps tests apart):
 //   reject550.*        550 on RCPT TO (permanent)
+//   rcpt451.*          451 on RCPT TO (transient, for this recipient only)
 //   tempfail-once.*    451 after DATA the first time this exact address is seen, then accepted
 //   tempfail-always.*  451 after DATA every time
 //   drop-once.*        the connection is dropped after DATA the first time (no reply)
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
@@ -20,10 +21,30 @@ export type ReceivedMail = {
   subject: string;
   text: string;
   html: string | null;
+  /** The message as it crossed the wire (after the DATA dot-unstuffing), to check header lines. */
+  raw: string;
   receivedAt: string;
 };
 
 export type SmtpSink = { smtpPort: number; inboxUrl: string; close(): Promise<void> };
+
+/** A server that accepts TCP connections and never says a word (no SMTP greeting). */
+export async function startSilentServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 export async function startSmtpSink(): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
@@ -46,6 +67,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
         const error = Object.assign(new Error('5.1.1 Mailbox unavailable'), { responseCode: 550 });
         return callback(error);
       }
+      if (address.address.toLowerCase().startsWith('rcpt451')) {
+        return callback(Object.assign(new Error('4.2.1 Mailbox busy, try later'), { responseCode: 451 }));
+      }
       callback();
     },
     onData(stream, session, callback) {
@@ -64,7 +88,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           for (const connection of connections) if (connection.id === session.id) connection._socket.destroy();
           return;
         }
-        const parsed = await simpleParser(Buffer.concat(chunks));
+        const raw = Buffer.concat(chunks);
+        const parsed = await simpleParser(raw);
         const toField = Array.isArray(parsed.to) ? parsed.to : parsed.to ? [parsed.to] : [];
         received.push({
           envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -75,6 +100,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           subject: parsed.subject ?? '',
           text: parsed.text ?? '',
           html: typeof parsed.html === 'string' ? parsed.html : null,
+          raw: raw.toString('utf8'),
           receivedAt: new Date().toISOString(),
         });
         callback();

@@ -1,0 +1,100 @@
+// The outbox sweep (scheduled handler): D1 is the truth, so a QUEUED email whose queue message was lost
+// is queued again once overdue, and delivered once through the real queue.
+import { createScheduledController } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { findEmail } from '../../src/db/emails';
+import worker from '../../src/index';
+import { admin, call, inbox, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
+import { storedEmail } from '../support/delivery';
+import type { EmailDetail } from '../support/responses';
+
+const sweep = (bindings: Cloudflare.Env = env) => worker.scheduled(createScheduledController(), bindings);
+const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+const setRow = (id: string, assignments: string, ...values: unknown[]) =>
+  env.DB.prepare(`UPDATE emails SET ${assignments} WHERE id = ?`)
+    .bind(...values, id)
+    .run();
+
+describe('outbox sweep (scheduled handler)', () => {
+  it('queues an overdue email whose message was lost; it is delivered once and its timeline says recovered', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const to = uniqueAddress('lost');
+    const id = await storedEmail(accountId, to); // stored, but no queue message: a crash before the send
+    await setRow(id, 'due_at = ?', ago(31));
+    await sweep();
+    await waitForStatus(mailKey, id, 'SENT');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await inbox(to)).toHaveLength(1);
+    const detail = await call<EmailDetail>('GET', `/api/v1/emails/${id}`, { token: mailKey });
+    expect(detail.json.data.events.map((e) => e.type)).toEqual(['queued', 'recovered', 'sent']);
+  });
+
+  it('a lease left by a crashed consumer: taken again once it has run out, not before', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const to = uniqueAddress('crashed-consumer');
+    const id = await storedEmail(accountId, to);
+    const future = new Date(Date.now() + 60_000).toISOString();
+    await setRow(id, 'due_at = ?, lease_until = ?, lease_owner = ?', ago(120), future, 'dead-consumer');
+    await sweep();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED' });
+    expect(await inbox(to)).toHaveLength(0);
+
+    await setRow(id, 'lease_until = ?', ago(1));
+    await sweep();
+    await waitForStatus(mailKey, id, 'SENT');
+    expect(await waitForInbox(to)).toHaveLength(1);
+  });
+
+  it('leaves alone what is not overdue: within the grace period, held, waiting for a retry, finished', async () => {
+    const { accountId } = await newAccount();
+    const recent = await storedEmail(accountId, uniqueAddress('recent'));
+    const held = await storedEmail(accountId, uniqueAddress('held'));
+    const retryLater = await storedEmail(accountId, uniqueAddress('retry-later'));
+    const sent = await storedEmail(accountId, uniqueAddress('sent'));
+    await setRow(recent, 'due_at = ?', ago(5));
+    await setRow(held, 'due_at = ?, held = 1', ago(600));
+    await setRow(retryLater, 'due_at = ?', new Date(Date.now() + 300_000).toISOString());
+    await setRow(sent, "due_at = ?, status = 'SENT'", ago(600));
+    // Frozen, so that the held email stays held (unfrozen, the sweep's release would queue it, rightly).
+    expect((await admin('PUT', '/admin/v1/settings', { frozen: true })).status).toBe(200);
+    try {
+      await sweep();
+      await new Promise((r) => setTimeout(r, 2000));
+      for (const id of [recent, held, retryLater]) {
+        expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 0 });
+      }
+      const recovered = await env.DB.prepare(
+        `SELECT COUNT(*) AS n FROM email_events WHERE type = 'recovered' AND email_id IN (?, ?, ?, ?)`,
+      )
+        .bind(recent, held, retryLater, sent)
+        .first<{ n: number }>();
+      expect(recovered!.n).toBe(0);
+    } finally {
+      expect((await admin('PUT', '/admin/v1/settings', { frozen: false })).status).toBe(200);
+    }
+  });
+
+  it('two sweeps at once queue an overdue email once', async () => {
+    const { accountId } = await newAccount();
+    const id = await storedEmail(accountId, uniqueAddress('twice'));
+    await setRow(id, 'due_at = ?, held = 1', ago(600)); // held so no delivery moves it during the check
+    await setRow(id, 'held = 0');
+    await Promise.all([sweep(), sweep()]);
+    const events = await env.DB.prepare(
+      `SELECT COUNT(*) AS n FROM email_events WHERE type = 'recovered' AND email_id = ?`,
+    )
+      .bind(id)
+      .first<{ n: number }>();
+    expect(events!.n).toBe(1);
+  });
+
+  it('OUTBOX_GRACE_SECONDS sets the grace period', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const id = await storedEmail(accountId, uniqueAddress('grace'));
+    await setRow(id, 'due_at = ?', ago(5));
+    await sweep({ ...env, OUTBOX_GRACE_SECONDS: '2' });
+    await waitForStatus(mailKey, id, 'SENT');
+  });
+});

@@ -1,6 +1,6 @@
 // Mailbox validation: everything that can reach an SMTP command or a header.
 import { describe, expect, it } from 'vitest';
-import { checkAddress, isSafeDisplayName, uniqueAddresses } from '../../src/mail/address';
+import { canonicalAddress, checkAddress, isSafeDisplayName, uniqueAddresses } from '../../src/mail/address';
 
 const accepted = (input: string) => {
   const result = checkAddress(input);
@@ -186,5 +186,25 @@ describe('isSafeDisplayName', () => {
     ]) {
       expect(isSafeDisplayName(name), JSON.stringify(name)).toBe(false);
     }
+  });
+});
+
+describe('canonicalAddress', () => {
+  it('one spelling per mailbox: unquoted when the plain form is valid, lower case, punycode domain', () => {
+    for (const spelling of ['x@d.example', '"x"@d.example', '"\\x"@d.example', 'X@D.EXAMPLE', '"X"@d.Example']) {
+      expect(canonicalAddress(spelling), spelling).toBe('x@d.example');
+    }
+    expect(canonicalAddress('first.last@bücher.example')).toBe('first.last@xn--bcher-kva.example');
+  });
+
+  it('keeps the quotes of a local part that needs them', () => {
+    expect(canonicalAddress('"two words"@example.com')).toBe('"two words"@example.com');
+    expect(canonicalAddress('"a..b"@example.com')).toBe('"a..b"@example.com');
+  });
+
+  it('uniqueAddresses drops other spellings of one mailbox, keeping the first as given', () => {
+    expect(uniqueAddresses(['"Ann"@example.com', 'ann@example.com', '"\\ann"@EXAMPLE.com'])).toEqual([
+      '"Ann"@example.com',
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 // Instant OTP send (route 7, interface-v1.md endpoint 7): codes for a public token or a server_otp key, the
 // public token's IP allowlist, the send limits and CORS; decisions.md "Authentication", "One-time codes",
 // "Rate limits". Verify and history (routes 8, 9): instant-otp-verify.test.ts; legacy aliases: legacy-otp.test.ts.
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import {
   call,
@@ -28,8 +29,39 @@ import {
   send,
   verify,
 } from '../support/public-otp';
+import type { OtpSent } from '../support/responses';
 
 describe('POST /api/v1/instant-otp/send', () => {
+  it('an SMTP server that accepts the connection but never greets: sent false within about 3 s, then the queue retry mails a code that verifies', async () => {
+    const { publicToken } = await newAccount();
+    const email = uniqueAddress('silent');
+    const started = Date.now();
+    const res = await fetchWith<OtpSent>({ SMTP_PORT: env.SILENT_SMTP_PORT }, 'POST', INSTANT.send, {
+      token: publicToken,
+      body: { email },
+    });
+    const elapsed = Date.now() - started;
+    expect(res.status).toBe(200);
+    expect(res.json.data).toMatchObject({ sent: false, sessionId: expect.stringMatching(SESSION_ID) });
+    expect(elapsed).toBeGreaterThanOrEqual(2_900);
+    expect(elapsed).toBeLessThanOrEqual(4_000);
+    // The queue consumer runs with the test's usual SMTP server: the retry gets through.
+    const code = await codeFromInbox(email);
+    const verified = await verify(publicToken, { sessionId: res.json.data.sessionId, email, code });
+    expect(verified.json).toEqual({ success: true, data: { verified: true } });
+  });
+
+  it('OTP_SEND_WAIT_MS bounds the wait', async () => {
+    const { publicToken } = await newAccount();
+    const started = Date.now();
+    const res = await fetchWith({ SMTP_PORT: env.SILENT_SMTP_PORT, OTP_SEND_WAIT_MS: '500' }, 'POST', INSTANT.send, {
+      token: publicToken,
+      body: { email: uniqueAddress('silent') },
+    });
+    expect(res.json.data).toMatchObject({ sent: false });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   for (const kind of ['publicToken', 'serverKey'] as const) {
     it(`sends a 6-digit code that expires in 10 minutes (${kind === 'publicToken' ? 'public token' : 'server_otp key'})`, async () => {
       const account = await newAccount();
@@ -252,6 +284,29 @@ describe('POST /api/v1/instant-otp/send', () => {
       expect((await send(publicToken, { email: uniqueAddress('per-recipient') })).status).toBe(200);
       // Another account sending to the same address has its own count.
       expect((await send(other.publicToken, { email })).status).toBe(200);
+    });
+
+    it('quoted and case spellings of one mailbox share its budget; a code verifies under any spelling', async () => {
+      const { publicToken } = await newAccount();
+      const local = `spelled.${crypto.randomUUID().slice(0, 8)}`;
+      const spellings = [
+        `${local}@example.com`,
+        `"${local}"@example.com`,
+        `${local.toUpperCase()}@EXAMPLE.COM`,
+        `"${local.replace('s', '\\s')}"@example.com`,
+        `"${local.toUpperCase()}"@Example.com`,
+      ];
+      const sessions = [];
+      for (const email of spellings) {
+        const res = await send(publicToken, { email });
+        expect(res.status, email).toBe(200);
+        sessions.push(res.json.data.sessionId);
+      }
+      expectError(await send(publicToken, { email: `"${local}"@EXAMPLE.com` }), 429, 'OTP_RATE_LIMITED');
+      // The sink files mail by envelope address: the plain and upper-case spellings are sessions 0 and 2.
+      const code = await codeFromInbox(`${local}@example.com`, 6, 2);
+      const res = await verify(publicToken, { sessionId: sessions[2], email: `"${local}"@example.com`, code });
+      expect(res.json).toEqual({ success: true, data: { verified: true } });
     });
 
     it('refused sends (403 SENDER_NOT_VERIFIED) do not count toward the per-recipient limit', async () => {

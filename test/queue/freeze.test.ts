@@ -6,7 +6,7 @@ import { findEmail } from '../../src/db/emails';
 import worker from '../../src/index';
 import type { MailJob } from '../../src/queue/producer';
 import { admin, call, inbox, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
-import type { QueuedEmail } from '../support/responses';
+import type { EmailDetail, QueuedEmail } from '../support/responses';
 
 const setFrozen = async (frozen: boolean) =>
   expect((await admin('PUT', '/admin/v1/settings', { frozen })).status).toBe(200);
@@ -40,6 +40,8 @@ describe('freeze mode', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(await inbox(normalTo)).toHaveLength(1);
     expect(await inbox(urgentTo)).toHaveLength(1);
+    const detail = await call<EmailDetail>('GET', `/api/v1/emails/${normal.json.data.id}`, { token: mailKey });
+    expect(detail.json.data.events.map((e) => e.type)).toEqual(['queued', 'held', 'released', 'sent']);
   });
 
   it('holds template sends and send-test as well', async () => {

@@ -19,6 +19,11 @@ export const QUEUED_EXAMPLE = {
   data: { id: 'em_5kq2x7cu3ypmx4ndzv2a', status: 'QUEUED' as const },
 };
 
+/** Follow a queued email to its detail (for clients and stateful fuzzers). */
+export const EMAIL_LINKS = {
+  getEmail: { operationId: 'getApiV1EmailsEmailId', parameters: { emailId: '$response.body#/data/id' } },
+};
+
 /** Errors of every route that queues mail (routes 1, 3, 4). */
 export const QUEUE_ERRORS = ['SENDER_NOT_VERIFIED', 'SMTP_NOT_CONFIGURED'] as const;
 
@@ -39,7 +44,7 @@ const queueEmail = route({
     vars: { name: 'Ada' },
     priority: 'NORMAL',
   },
-  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE) },
+  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE), links: EMAIL_LINKS },
   errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND', 'DAILY_LIMIT_REACHED'],
 });
 

@@ -15,7 +15,7 @@ import { healthCheckMessage } from '../mail/health-check';
 import { submitEmail } from '../mail/submit';
 import { pageQuery, queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
-import { QUEUE_ERRORS, QUEUED_EXAMPLE } from './emails';
+import { EMAIL_LINKS, QUEUE_ERRORS, QUEUED_EXAMPLE } from './emails';
 import { json, route, router } from './route';
 
 // Template management (create/update/delete) counts against the per-credential read bucket.
@@ -57,6 +57,7 @@ const sendWithTemplate = route({
       success: true,
       data: { ...QUEUED_EXAMPLE.data, templateId: TEMPLATE.id },
     }),
+    links: EMAIL_LINKS,
   },
   errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND'],
 });
@@ -71,7 +72,7 @@ const sendTest = route({
   idempotent: true,
   body: schema.sendTestBody,
   bodyExample: { to: 'ops@example.com' },
-  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE) },
+  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE), links: EMAIL_LINKS },
   errors: [...QUEUE_ERRORS],
 });
 

@@ -203,6 +203,9 @@ describe('GET /api/v1/openapi.json', () => {
       'deleteApiV1TemplatesTemplateId',
       'postApiV1TemplatesSend',
     ]);
+    for (const queues of ['POST /api/v1/emails', 'POST /api/v1/templates/send', 'POST /api/v1/templates/send-test']) {
+      expect(linked(queues), queues).toEqual(['getApiV1EmailsEmailId']);
+    }
     for (const route of routes) {
       for (const response of Object.values(route.operation.responses as Record<string, Response>)) {
         for (const link of Object.values(response.links ?? {}))

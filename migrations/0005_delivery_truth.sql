@@ -5,6 +5,8 @@
 ALTER TABLE emails ADD COLUMN due_at TEXT;
 UPDATE emails SET due_at = updated_at WHERE status = 'QUEUED';
 CREATE INDEX emails_due ON emails(due_at) WHERE status = 'QUEUED';
+-- A consumer renews the leases of the rest of its batch after each message (src/db/delivery.ts).
+CREATE INDEX emails_lease_owner ON emails(lease_owner) WHERE lease_owner IS NOT NULL;
 
 -- Each recipient's own outcome: QUEUED (not yet answered, or deferred with a 4xx), SENT, FAILED, SUPPRESSED.
 -- `canonical` is the mailbox's one spelling (src/mail/address.ts), used against the suppression list.

@@ -1,0 +1,110 @@
+// worker-mailer 1.2.1, mended where it falls short of what postcode needs. It stays the SMTP transport;
+// these replace private methods of its classes (checked against the pinned version's source).
+import { Email, WorkerMailer } from 'worker-mailer';
+import type { RecipientRefusal } from './smtp';
+
+/** Every recipient was refused at RCPT TO: there is no one to send DATA to. */
+export class RecipientsRefused extends Error {
+  constructor(readonly refused: RecipientRefusal[]) {
+    // A transient refusal decides: the message may still reach that recipient later.
+    const deciding = refused.find((r) => !r.permanent) ?? refused[0]!;
+    super(deciding.reply);
+  }
+}
+
+export const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 500);
+
+/** The parts of worker-mailer's connection we have to reach (see the patches below and `abort`). */
+export type MailerInternals = {
+  socket: Socket;
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  startTls: boolean;
+  secure: boolean;
+  supportsStartTls: boolean;
+  supportsDSN: boolean;
+  emailSending: { to: { email: string }[]; cc?: { email: string }[]; bcc?: { email: string }[] } | null;
+  /** Ours: the RCPT refusals of the message being sent. */
+  refused: RecipientRefusal[];
+  auth(): Promise<void>;
+  rcpt(): Promise<void>;
+  writeLine(line: string): Promise<void>;
+  readTimeout(): Promise<string>;
+  notificationBuilder(): string;
+};
+
+const mailerPrototype = WorkerMailer.prototype as unknown as MailerInternals;
+
+/**
+ * worker-mailer 1.2.1 reads replies with `if (!value) continue`, so once the server closes the
+ * socket every read resolves at once with EOF and the loop spins forever, freezing the isolate.
+ * This replacement of its private `read` ends the exchange with an error on EOF instead.
+ */
+(mailerPrototype as unknown as { read(this: MailerInternals): Promise<string> }).read = async function () {
+  const decoder = new TextDecoder();
+  let response = '';
+  for (;;) {
+    const { value, done } = await this.reader.read();
+    if (done) throw new Error('connection closed by the SMTP server');
+    response += decoder.decode(value, { stream: true });
+    if (!response.endsWith('\n')) continue;
+    const lines = response.split(/\r?\n/);
+    // Multi-line replies continue with "250-"; the last line has "250 ".
+    if (!/^\d+-/.test(lines[lines.length - 2] ?? '')) return response;
+  }
+};
+
+/**
+ * worker-mailer 1.2.1 carries on in plaintext (and sends AUTH) when STARTTLS was asked for but the
+ * server does not offer it. With SMTP_SECURE=starttls we refuse instead, before AUTH or any mail.
+ */
+const authenticate = mailerPrototype.auth;
+mailerPrototype.auth = async function (this: MailerInternals) {
+  if (this.startTls && !this.secure && !this.supportsStartTls) {
+    throw new Error(
+      'the SMTP server does not offer STARTTLS (SMTP_SECURE=starttls): refusing to continue in plaintext',
+    );
+  }
+  return authenticate.call(this);
+};
+
+/**
+ * worker-mailer 1.2.1 gives up the whole message when one RCPT TO is refused. This replacement records
+ * each refusal and carries on, so the message reaches the recipients the server accepted; only when
+ * every recipient was refused does it stop before DATA.
+ */
+mailerPrototype.rcpt = async function (this: MailerInternals) {
+  const sending = this.emailSending!;
+  const recipients = [...sending.to, ...(sending.cc ?? []), ...(sending.bcc ?? [])];
+  this.refused = [];
+  for (const { email } of recipients) {
+    const command = `RCPT TO: <${email}>${this.supportsDSN ? this.notificationBuilder() : ''}`;
+    await this.writeLine(command);
+    const reply = await this.readTimeout();
+    if (!reply.startsWith('2')) this.refused.push({ email, reply: oneLine(reply), permanent: reply.startsWith('5') });
+  }
+  if (this.refused.length === recipients.length) throw new RecipientsRefused(this.refused);
+};
+
+/**
+ * worker-mailer 1.2.1 writes `Content-Type: multipart/…; boundary="…"` on one line of 104-116 characters
+ * (56 random hex digits per boundary). Boundaries of 32 hex digits (128 random bits) and a fold before
+ * `boundary=` keep those lines within 78 (RFC 5322 2.1.1). Only the two header occurrences are folded:
+ * they precede any content, and the random boundary cannot occur in content by chance.
+ */
+const emailPrototype = Email.prototype as unknown as {
+  generateSafeBoundary(prefix: string): string;
+  getEmailData(): string;
+};
+emailPrototype.generateSafeBoundary = (prefix: string) => {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return prefix + Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+};
+const emailData = emailPrototype.getEmailData;
+emailPrototype.getEmailData = function (this: unknown) {
+  let folded = 0;
+  return emailData
+    .call(this)
+    .replace(/; boundary="((?:mixed|alternative)_[0-9a-f]{32})"/g, (match: string, boundary: string) =>
+      folded++ < 2 ? `;\r\n boundary="${boundary}"` : match,
+    );
+};

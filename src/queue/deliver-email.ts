@@ -12,10 +12,11 @@ import type { EmailJob } from './producer';
 import { retryDelaySeconds } from './retry';
 
 /**
- * The lease of each claimed email, renewed for the rest of the batch whenever one message is recorded:
- * a connect and a send each fit in it (SMTP timeouts), and a lease left by a crash runs out within it.
+ * The lease of each claimed email, renewed for the rest of the batch whenever one message is recorded.
+ * Between two renewals there is at most one connect and one send (15 s SMTP timeout each) and a close
+ * (2 s), so 60 s leaves room; a lease left by a crashed consumer runs out within it.
  */
-export const DELIVERY_LEASE_SECONDS = 90;
+export const DELIVERY_LEASE_SECONDS = 60;
 
 function toOutgoingMail(email: EmailRecord, waiting: Recipient[]): OutgoingMail {
   return {

@@ -17,6 +17,9 @@ export default defineConfig({
                 SMTP_SECURE: 'none',
                 INBOX_URL: inject('inboxUrl'),
                 SILENT_SMTP_PORT: String(inject('silentSmtpPort')),
+                WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
+                // The receiver listens on http://127.0.0.1 (production accepts only public https).
+                WEBHOOK_ALLOW_INSECURE: 'true',
                 ADMIN_TOKEN: 'test-admin-token',
                 OTP_PEPPER: 'test-pepper',
                 PUBLIC_BASE_URL: 'http://postcode.test',

@@ -194,6 +194,9 @@ async function main() {
     'SMTP_SECURE:none',
     '--var',
     `PUBLIC_BASE_URL:${baseUrl}`,
+    // Local development: webhooks may point at http://127.0.0.1 (production accepts only public https).
+    '--var',
+    'WEBHOOK_ALLOW_INSECURE:true',
   ];
   for (const extra of (process.env.POSTCODE_EXTRA_VARS ?? '').split(',').filter(Boolean))
     wranglerArgs.push('--var', extra);

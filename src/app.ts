@@ -15,6 +15,7 @@ import { metaRoutes } from './routes/meta';
 import { suppressionRoutes } from './routes/suppressions';
 import { templateRoutes } from './routes/templates';
 import { verifyPage, verifyPageRoutes } from './routes/verify-page';
+import { webhookRoutes } from './routes/webhooks';
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -57,7 +58,7 @@ export function buildApp() {
 
   for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, templateRoutes, instantOtpRoutes])
     app.route('/', routes);
-  for (const routes of [suppressionRoutes, backendOtpRoutes, emailVerificationRoutes, adminRoutes])
+  for (const routes of [suppressionRoutes, webhookRoutes, backendOtpRoutes, emailVerificationRoutes, adminRoutes])
     app.route('/', routes);
   app.route('/', docsRoutes(app));
 

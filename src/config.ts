@@ -44,6 +44,11 @@ export type Config = {
   retry: { baseSeconds: number; maxAttempts: number };
   /** How long a QUEUED email may go without a delivery in progress before the sweep queues it again. */
   outbox: { graceSeconds: number };
+  /**
+   * `allowInsecure`: http and loopback webhook URLs are accepted (local development only).
+   * `disableAfterDays`: an endpoint that failed every delivery for this long is disabled.
+   */
+  webhooks: { allowInsecure: boolean; disableAfterDays: number };
   /** Origin of the hosted verify page; null when unset. */
   publicBaseUrl: string | null;
   /** Null when unset: the admin API is hidden (404). */
@@ -94,6 +99,8 @@ const mailbox = z.string().transform((raw, ctx): Mailbox => {
   return { email, name };
 });
 
+const booleanText = z.enum(['true', 'false'], { error: 'expected true or false' }).transform((v) => v === 'true');
+
 const httpUrl = z.string().refine((raw) => {
   try {
     return ['http:', 'https:'].includes(new URL(raw).protocol);
@@ -143,6 +150,8 @@ const schema = z
     MAIL_MAX_ATTEMPTS: withDefault(wholeNumber(1, 20), 6),
     OUTBOX_GRACE_SECONDS: withDefault(wholeNumber(0, 60), 30),
     OTP_SEND_WAIT_MS: withDefault(wholeNumber(100, 60_000), 3_000),
+    WEBHOOK_ALLOW_INSECURE: withDefault(booleanText, false),
+    WEBHOOK_DISABLE_AFTER_DAYS: withDefault(wholeNumber(1, 365), 5),
   })
   .transform(
     (vars): Config => ({
@@ -159,6 +168,7 @@ const schema = z
       otp: { maxAttempts: vars.OTP_MAX_ATTEMPTS, pepper: vars.OTP_PEPPER ?? null, sendWaitMs: vars.OTP_SEND_WAIT_MS },
       retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS, maxAttempts: vars.MAIL_MAX_ATTEMPTS },
       outbox: { graceSeconds: vars.OUTBOX_GRACE_SECONDS },
+      webhooks: { allowInsecure: vars.WEBHOOK_ALLOW_INSECURE, disableAfterDays: vars.WEBHOOK_DISABLE_AFTER_DAYS },
       publicBaseUrl: vars.PUBLIC_BASE_URL ?? null,
       adminToken: vars.ADMIN_TOKEN ?? null,
     }),

@@ -11,7 +11,7 @@ function randomBase32(bits: number): string {
   return out;
 }
 
-export type IdPrefix = 'em' | 'tpl' | 'snd' | 'acc' | 'key' | 'otk' | 'req' | 'ver';
+export type IdPrefix = 'em' | 'tpl' | 'snd' | 'acc' | 'key' | 'otk' | 'req' | 'ver' | 'whk';
 
 /** Resource ids carry 100 random bits. */
 export function newId(prefix: IdPrefix): string {
@@ -41,4 +41,10 @@ export function newSecret(prefix: 'pc_key_' | 'pc_otp_' | 'pc_otp_sec_'): string
 
 export function nowIso(date: Date = new Date()): string {
   return date.toISOString();
+}
+
+/** A Standard Webhooks signing secret: `whsec_` and 32 random bytes in base64. */
+export function newWebhookSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }

@@ -4,6 +4,7 @@ import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
 import { type QueuedJob, recoverOverdueMail, releaseHeldMail } from './queue/producer';
+import { recoverOverdueDeliveries } from './webhooks/deliver';
 
 const app = buildApp();
 
@@ -13,10 +14,13 @@ export default {
     if (batch.queue.endsWith('-dlq')) await handleDeadLetters(batch);
     else await deliverMailBatch(batch, env);
   },
-  // Every minute: held mail goes out if an unfreeze was interrupted, and overdue mail is queued again.
+  // Every minute: held mail goes out if an unfreeze was interrupted; overdue mail and webhook deliveries
+  // are queued again.
   async scheduled(_controller, env) {
     if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
-    await recoverOverdueMail(env, config(env).outbox.graceSeconds);
+    const { graceSeconds } = config(env).outbox;
+    await recoverOverdueMail(env, graceSeconds);
+    await recoverOverdueDeliveries(env, graceSeconds);
   },
 } satisfies ExportedHandler<Bindings, QueuedJob>;
 

@@ -27,6 +27,7 @@ const DEFAULTS = {
   otp: { maxAttempts: 5, pepper: null, sendWaitMs: 3_000 },
   retry: { baseSeconds: 10, maxAttempts: 6 },
   outbox: { graceSeconds: 30 },
+  webhooks: { allowInsecure: false, disableAfterDays: 5 },
   publicBaseUrl: null,
   adminToken: null,
 };
@@ -52,6 +53,8 @@ const ALL_VARS = [
   'MAIL_MAX_ATTEMPTS',
   'OUTBOX_GRACE_SECONDS',
   'OTP_SEND_WAIT_MS',
+  'WEBHOOK_ALLOW_INSECURE',
+  'WEBHOOK_DISABLE_AFTER_DAYS',
 ];
 
 /** The error thrown for these vars: a plain Error (500 at the first request), never an ApiError. */
@@ -135,6 +138,8 @@ describe('config: valid values', () => {
         MAIL_MAX_ATTEMPTS: '3',
         OUTBOX_GRACE_SECONDS: '60',
         OTP_SEND_WAIT_MS: '1500',
+        WEBHOOK_ALLOW_INSECURE: 'true',
+        WEBHOOK_DISABLE_AFTER_DAYS: '2',
       }),
     );
     expect(parsed).toEqual({
@@ -157,6 +162,7 @@ describe('config: valid values', () => {
       otp: { maxAttempts: 3, pepper: 'pepper', sendWaitMs: 1500 },
       retry: { baseSeconds: 0, maxAttempts: 3 },
       outbox: { graceSeconds: 60 },
+      webhooks: { allowInsecure: true, disableAfterDays: 2 },
       publicBaseUrl: 'https://verify.example.com',
       adminToken: 'admin',
     });
@@ -194,6 +200,8 @@ describe('config: present but invalid values throw, naming the variable', () => 
     ['MAIL_MAX_ATTEMPTS', '0', 'expected a whole number >= 1 and <= 20'],
     ['OUTBOX_GRACE_SECONDS', '61', 'expected a whole number >= 0 and <= 60'],
     ['OTP_SEND_WAIT_MS', '50', 'expected a whole number >= 100 and <= 60000'],
+    ['WEBHOOK_ALLOW_INSECURE', 'yes', 'expected true or false'],
+    ['WEBHOOK_DISABLE_AFTER_DAYS', '0', 'expected a whole number >= 1 and <= 365'],
     ['SMTP_PORT', '0', 'expected a whole number >= 1 and <= 65535'],
     ['SMTP_PORT', '65536', 'expected a whole number >= 1 and <= 65535'],
     ['SMTP_SECURE', 'ssl', 'expected one of tls, starttls, none'],

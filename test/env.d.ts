@@ -7,6 +7,8 @@ declare global {
       INBOX_URL: string;
       /** A TCP port that accepts connections and never greets (test/support/node/smtp-sink.ts). */
       SILENT_SMTP_PORT: string;
+      /** The webhook receiver (test/support/node/webhook-receiver.ts). */
+      WEBHOOK_RECEIVER_URL: string;
     }
   }
 }

@@ -65,6 +65,18 @@ const publicTokenOrServerKey = (checkAllowlist: boolean): Guard<GuardedEnv<Crede
   errors: checkAllowlist ? [...AUTH_ERRORS, 'OTP_PUBLIC_IP_NOT_ALLOWED'] : AUTH_ERRORS,
 });
 
+/** Any API key of the account, whatever its scopes (routes that check scopes per field, like webhooks). */
+export const anyApiKey: Guard<GuardedEnv<ApiKeyCredential>> = {
+  middleware: createMiddleware<GuardedEnv<ApiKeyCredential>>(async (c, next) => {
+    const credential = await resolveCredential(c.env.DB, c.req.header('Authorization'));
+    if (credential.kind !== 'api_key') throw new ApiError('SCOPE_REQUIRED', 'This route needs an API key');
+    c.set('credential', credential);
+    await next();
+  }),
+  security: [{ mailApiKey: [] }, { serverOtpKey: [] }],
+  errors: AUTH_ERRORS,
+};
+
 export const mailApi = apiKeyWith('mail_api');
 export const serverOtp = apiKeyWith('server_otp');
 /** OTP sends from browsers: the token's IP allowlist applies. */

@@ -2,8 +2,10 @@
 // message, per-recipient outcomes, suppressions and the email's timeline.
 import { nowIso } from '../ids';
 import type { AttemptResult, Recipient } from '../mail/outcome';
+import type { WebhookEvent } from '../webhooks/events';
 import { eventsInsert } from './email-events';
 import { type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
+import { deliveriesInsert, insertedIds } from './webhooks';
 
 /** A message may arrive a little before the time its row is due (clocks, queue delays). */
 const DUE_SLACK_MS = 5_000;
@@ -102,20 +104,31 @@ export type AttemptRecord = {
   /** This consumer's lease: only a row it still holds changes, and the rest of its batch keeps theirs. */
   owner: string;
   leaseSeconds: number;
+  /** Webhook events of the attempt, recorded with it. */
+  webhookEvents: WebhookEvent[];
 };
 
 /**
- * Records one attempt as soon as the server has answered, in one transaction: the recipients, the
- * timeline, new suppressions, the email row (which frees its lease), and a longer lease for the rest of
+ * Records one attempt as soon as the server has answered, in one transaction: its webhook deliveries,
+ * the recipients, the timeline, new suppressions, the email row (which frees its lease), and a longer lease for the rest of
  * this consumer's batch, so that a lease left by a crash runs out soon after the last message it covered.
+ * Returns the ids of the webhook deliveries to queue.
  */
-export async function recordAttempt(db: D1Database, record: AttemptRecord): Promise<void> {
+export async function recordAttempt(db: D1Database, record: AttemptRecord): Promise<string[]> {
   const { email, result, owner } = record;
   const now = new Date();
   const at = nowIso(now);
   const ownsRow = `EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED')`;
   const changed = result.recipients.map((r) => ({ position: r.position, status: r.status, reply: r.reply }));
-  await db.batch([
+  const results = await db.batch([
+    deliveriesInsert(
+      db,
+      email.accountId,
+      record.webhookEvents,
+      at,
+      `EXISTS (SELECT 1 FROM emails WHERE id = ?4 AND lease_owner = ?5 AND status = 'QUEUED')`,
+      [email.id, owner],
+    ),
     db
       .prepare(
         `UPDATE email_recipients AS r SET status = json_extract(j.value, '$.status'), reply = json_extract(j.value, '$.reply')
@@ -151,6 +164,7 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
         record.retryAt ? nowIso(record.retryAt) : null,
       ),
   ]);
+  return insertedIds(results[0]);
 }
 
 /** Freeze mode: park a NORMAL email until release. */

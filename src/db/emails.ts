@@ -1,7 +1,9 @@
 import { nowIso } from '../ids';
 import { canonicalAddress } from '../mail/address';
 import type { EmailStatus } from '../mail/outcome';
+import { emailQueuedEvent } from '../webhooks/produce';
 import { eventsInsert, listEmailEvents } from './email-events';
+import { deliveriesInsert, insertedIds } from './webhooks';
 
 export type { EmailStatus };
 export type Priority = 'URGENT' | 'NORMAL';
@@ -105,13 +107,14 @@ export type AllowanceOption = { countTowardsAllowance?: boolean };
  * settings are read inside it: a NORMAL email is stored held while the service is frozen, so an
  * unfreeze cannot slip in between. With `countTowardsAllowance` the day's recipients are reserved
  * first in the same transaction; when the allowance has no room, nothing is stored. Returns whether
- * the email was stored and whether it is held (RETURNING of the insert: no row when refused).
+ * the email was stored and whether it is held (RETURNING of the insert: no row when refused), and the
+ * webhook deliveries of its `email.queued` event.
  */
 export async function insertEmail(
   db: D1Database,
   email: NewEmail,
   options: AllowanceOption = {},
-): Promise<{ stored: boolean; held: boolean }> {
+): Promise<{ stored: boolean; held: boolean; deliveryIds: string[] }> {
   const counted = options.countTowardsAllowance === true;
   const insertRow = db
     .prepare(
@@ -160,18 +163,33 @@ export async function insertEmail(
       'EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND held = 1)',
     ),
   ];
+  const webhooks = deliveriesInsert(
+    db,
+    email.accountId,
+    [emailQueuedEvent(email)],
+    email.createdAt,
+    'EXISTS (SELECT 1 FROM emails WHERE id = ?4)',
+    [email.id],
+  );
   const reserve = counted ? [dailyAllowance(db, email).reserve] : [];
-  const results = await db.batch([...reserve, insertRow, insertRecipients, ...events]);
-  const row = results.at(-4)!.results[0] as { held: number } | undefined;
-  return { stored: row !== undefined, held: row?.held === 1 };
+  const results = await db.batch([...reserve, insertRow, insertRecipients, ...events, webhooks]);
+  const row = results[reserve.length]!.results[0] as { held: number } | undefined;
+  return { stored: row !== undefined, held: row?.held === 1, deliveryIds: insertedIds(results.at(-1)) };
 }
 
 /**
  * Undoes `insertEmail` (with the same options) when the email's queue message could not be
  * produced: the row, its recipients and the allowance it reserved go in one transaction.
  */
-export async function unstoreEmail(db: D1Database, email: NewEmail, options: AllowanceOption = {}): Promise<void> {
+export async function unstoreEmail(
+  db: D1Database,
+  email: NewEmail,
+  options: AllowanceOption & { deliveryIds?: string[] } = {},
+): Promise<void> {
   await db.batch([
+    db
+      .prepare('DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))')
+      .bind(JSON.stringify(options.deliveryIds ?? [])),
     db.prepare('DELETE FROM email_recipients WHERE email_id = ?').bind(email.id),
     db.prepare('DELETE FROM email_events WHERE email_id = ?').bind(email.id),
     db.prepare('DELETE FROM emails WHERE id = ?').bind(email.id),

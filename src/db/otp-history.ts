@@ -1,5 +1,7 @@
 import type { OtpChannel } from '../durable-objects/otp-recipient';
 import { newId } from '../ids';
+import { otpEvent } from '../webhooks/produce';
+import { deliveriesInsert, insertedIds } from './webhooks';
 
 export type OtpVerification = { id: string; email: string; sentAt: string; verifiedAt: string };
 
@@ -21,14 +23,22 @@ export type VerificationEntry = {
   verifiedAt: string;
 };
 
-/** Idempotent: a session has at most one row (a second write of the same session is ignored). */
-export async function recordVerification(db: D1Database, entry: VerificationEntry): Promise<void> {
-  await db
-    .prepare(
-      'INSERT OR IGNORE INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    )
-    .bind(newId('ver'), entry.accountId, entry.channel, entry.sessionId, entry.email, entry.sentAt, entry.verifiedAt)
-    .run();
+/**
+ * Idempotent: a session has at most one row (a second write of the same session is ignored), and its
+ * `otp.verified` / `email_verification.verified` event is recorded with the row, once. Returns the
+ * webhook deliveries to queue.
+ */
+export async function recordVerification(db: D1Database, entry: VerificationEntry): Promise<string[]> {
+  const type = entry.channel === 'email_verification' ? 'email_verification.verified' : 'otp.verified';
+  const [, deliveries] = await db.batch([
+    db
+      .prepare(
+        'INSERT OR IGNORE INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .bind(newId('ver'), entry.accountId, entry.channel, entry.sessionId, entry.email, entry.sentAt, entry.verifiedAt),
+    deliveriesInsert(db, entry.accountId, [otpEvent(type, entry)], entry.verifiedAt, 'changes() > 0'),
+  ]);
+  return insertedIds(deliveries);
 }
 
 /** Newest first. */

@@ -27,7 +27,7 @@ export type VerifyAttempt = {
 
 export type VerifyOutcome =
   | { result: 'verified'; accountId: string; email: string; sentAt: number; verifiedAt: number }
-  | { result: 'wrong'; attemptsLeft: number }
+  | { result: 'wrong'; attemptsLeft: number; accountId: string; email: string }
   | { result: 'malformed' }
   | { result: 'locked'; retryAfterSeconds: number }
   | { result: 'limited'; decision: RateDecision }
@@ -164,7 +164,7 @@ export class OtpRecipient extends DurableObject {
     );
     const { pruneAt } = this.logs.hit(FAILURES, failureLimit, now);
     if (pruneAt !== null) await alarmNoLaterThan(this.ctx.storage, pruneAt);
-    return { result: 'wrong', attemptsLeft: row.max_attempts - attempts };
+    return { result: 'wrong', attemptsLeft: row.max_attempts - attempts, accountId: row.account_id, email: row.email };
   }
 
   status(sessionId: string, accountId: string | null, channel: OtpChannel): SessionStatus | null {

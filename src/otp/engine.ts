@@ -1,5 +1,6 @@
 // The one OTP engine behind every flavour (instant, legacy alias, backend, email verification).
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
+import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
 import { listVerifications, recordVerification, type VerificationEntry } from '../db/otp-history';
 import { findSenderByEmail } from '../db/senders';
@@ -11,6 +12,8 @@ import { bucketRule, type RateLimitCode, rateLimitError } from '../limits/rate-l
 import { canonicalAddress } from '../mail/address';
 import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
+import { queueDeliveries } from '../webhooks/deliver';
+import { otpEvent, recordEvents } from '../webhooks/produce';
 import { generateCode, hashCode } from './codes';
 import { DEFAULT_OTP_SUBJECT, renderOtpMail } from './mail';
 
@@ -101,12 +104,20 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     connecting,
     config(env).otp.sendWaitMs,
   );
+  if (outcome.kind === 'accepted') {
+    const sent = otpEvent('otp.sent', { sessionId, email: request.email, channel: caller.channel });
+    // After the answer: the event is not worth the caller's wait (a crash in between loses only it).
+    waitUntil(
+      recordEvents(env, caller.accountId, [sent]).catch((error) => console.error('otp.sent not recorded', error)),
+    );
+  }
   if (outcome.kind === 'transient') {
     // The code is not kept anywhere: the retry mails a fresh code for the same session.
     const job: OtpRetryJob = {
       kind: 'otp-retry',
       sessionId,
       accountId: caller.accountId,
+      channel: caller.channel,
       email: request.email,
       subject,
       verificationLine: request.verificationLine,
@@ -134,7 +145,7 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
     verificationLine: job.verificationLine,
     expiresInSeconds: remainingSeconds,
   });
-  return sendOnce(requireSmtp(env), {
+  const outcome = await sendOnce(requireSmtp(env), {
     from: job.from,
     to: [job.email],
     subject: job.subject,
@@ -142,6 +153,12 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
     html,
     messageId: `<${job.sessionId}@${job.from.email.split('@').pop()}>`,
   });
+  // Jobs queued before they named their channel send no event.
+  if (outcome.kind === 'accepted' && job.channel) {
+    const session = { sessionId: job.sessionId, email: job.email, channel: job.channel };
+    await recordEvents(env, job.accountId, [otpEvent('otp.sent', session)]);
+  }
+  return outcome;
 }
 
 export type OtpVerifyRequest = { sessionId: string; email: string; code: string };
@@ -170,6 +187,10 @@ export async function verifyOtp(
     },
     bucketRule(env, 'otp-fails-recipient'),
   );
+  if (outcome.result === 'wrong' && outcome.attemptsLeft === 0) {
+    const session = { sessionId: request.sessionId, email: outcome.email, channel: caller.channel };
+    await recordEvents(env, outcome.accountId, [otpEvent('otp.locked', session)]);
+  }
   if (outcome.result === 'verified') {
     await keepVerification(env, {
       accountId: outcome.accountId,
@@ -215,7 +236,7 @@ export function verifyError(env: Bindings, outcome: Exclude<VerifyOutcome, { res
  */
 async function keepVerification(env: Bindings, entry: VerificationEntry) {
   try {
-    await recordVerification(env.DB, entry);
+    await queueDeliveries(env, await recordVerification(env.DB, entry));
   } catch (writeError) {
     const job: VerificationHistoryJob = { kind: 'otp-history', entry };
     await env.MAIL_QUEUE.send(job, { contentType: 'json' }).catch((queueError: unknown) => {

@@ -4,6 +4,7 @@ import { recordVerification } from '../db/otp-history';
 import type { Bindings } from '../env';
 import { classifySmtpError, type SmtpOutcome } from '../mail/smtp';
 import { resendOtp } from '../otp/engine';
+import { deliverWebhooks, queueDeliveries } from '../webhooks/deliver';
 import { deliverEmails } from './deliver-email';
 import {
   type JobKind,
@@ -23,7 +24,7 @@ export type Retry = (message: Message<unknown>) => void;
 type ByKind = { [K in JobKind]: Delivery<Extract<MailJob, { kind: K }>>[] };
 
 function byKind(messages: readonly Message<QueuedJob>[]): ByKind {
-  const jobs: ByKind = { email: [], 'otp-retry': [], 'otp-history': [] };
+  const jobs: ByKind = { email: [], 'otp-retry': [], 'otp-history': [], webhook: [] };
   for (const message of messages) {
     const job = readJob(message.body);
     (jobs[job.kind] as Delivery<MailJob>[]).push({ message, job });
@@ -31,12 +32,16 @@ function byKind(messages: readonly Message<QueuedJob>[]): ByKind {
   return jobs;
 }
 
-/** Runs each message of a batch through the function of its kind; each message is acked or retried on its own. */
+/**
+ * Runs each message of a batch through the function of its kind (both queues, `postcode-mail` and
+ * `postcode-webhooks`, come here); each message is acked or retried on its own.
+ */
 export async function deliverMailBatch(batch: MessageBatch<QueuedJob>, env: Bindings): Promise<void> {
-  const { smtp, retry: backoff } = config(env);
+  const { smtp, retry: backoff, webhooks } = config(env);
   const retry: Retry = (message) =>
     message.retry({ delaySeconds: retryDelaySeconds(message.attempts, backoff.baseSeconds) });
   const jobs = byKind(batch.messages);
+  await deliverWebhooks(jobs.webhook, env, webhooks);
   await writeVerificationHistory(jobs['otp-history'], env, retry);
   if (!smtp) {
     // Mail waits (with backoff) until SMTP is configured; the history rows above need no SMTP.
@@ -65,7 +70,7 @@ async function retryOtpMails(deliveries: Delivery<OtpRetryJob>[], env: Bindings,
 async function writeVerificationHistory(deliveries: Delivery<VerificationHistoryJob>[], env: Bindings, retry: Retry) {
   for (const { message, job } of deliveries) {
     try {
-      await recordVerification(env.DB, job.entry);
+      await queueDeliveries(env, await recordVerification(env.DB, job.entry));
       message.ack();
     } catch {
       retry(message);
@@ -74,8 +79,9 @@ async function writeVerificationHistory(deliveries: Delivery<VerificationHistory
 }
 
 /**
- * Messages whose queue retries ran out. An email is not decided here: its row counts its own attempts
- * and fails itself after the last one, and a row still QUEUED is queued again by the outbox sweep. An OTP
+ * Messages whose queue retries ran out. An email or a webhook delivery is not decided here: its row counts
+ * its own attempts and fails itself after the last one, and a row still waiting is queued again by the
+ * sweep. An OTP
  * mail just expires; a verification's history row is reported as lost.
  */
 export async function handleDeadLetters(batch: MessageBatch<QueuedJob>): Promise<void> {

@@ -7,6 +7,8 @@ import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import { classifySmtpError, type OutgoingMail, SmtpConnection, type SmtpOutcome } from '../mail/smtp';
+import { queueDeliveries } from '../webhooks/deliver';
+import { emailAttemptEvents } from '../webhooks/produce';
 import type { Delivery } from './consumer';
 import type { EmailJob } from './producer';
 import { retryDelaySeconds } from './retry';
@@ -92,13 +94,15 @@ export async function deliverEmails(
       const attempts = email.attempts + (settle.attempted ? 1 : 0);
       const delaySeconds = retryDelaySeconds(attempts, retry.baseSeconds);
       const waitsAgain = settle.result.status === 'QUEUED';
+      let deliveryIds: string[];
       try {
-        await recordAttempt(env.DB, {
+        deliveryIds = await recordAttempt(env.DB, {
           email,
           ...settle,
           retryAt: waitsAgain ? new Date(Date.now() + delaySeconds * 1000) : null,
           owner,
           leaseSeconds: DELIVERY_LEASE_SECONDS,
+          webhookEvents: emailAttemptEvents(email, claim.recipients, settle.result),
         });
       } catch (error) {
         // Not recorded: the lease keeps others off it until it runs out, then the message (or the sweep)
@@ -109,6 +113,7 @@ export async function deliverEmails(
       }
       if (waitsAgain) message.retry({ delaySeconds });
       else message.ack();
+      await queueDeliveries(env, deliveryIds);
     }
   } finally {
     await connection?.close();

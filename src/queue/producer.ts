@@ -2,7 +2,9 @@ import type { Mailbox } from '../config';
 import { clearHeld, insertEmail, listHeldEmailIds, type NewEmail, unstoreEmail } from '../db/emails';
 import type { VerificationEntry } from '../db/otp-history';
 import { claimOverdueEmails } from '../db/outbox';
+import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
+import { queueDeliveries, type WebhookJob } from '../webhooks/deliver';
 
 // Every job names its kind; the consumer runs one function per kind (src/queue/consumer.ts).
 
@@ -17,6 +19,8 @@ export type OtpRetryJob = {
   kind: 'otp-retry';
   sessionId: string;
   accountId: string;
+  /** The flavour, for the `otp.sent` event (absent on jobs queued before events existed). */
+  channel?: OtpChannel;
   email: string;
   subject: string;
   verificationLine?: string;
@@ -31,8 +35,8 @@ export type OtpRetryJob = {
  */
 export type VerificationHistoryJob = { kind: 'otp-history'; entry: VerificationEntry };
 
-/** What the producers send. */
-export type MailJob = EmailJob | OtpRetryJob | VerificationHistoryJob;
+/** What the producers send (webhook jobs go on their own queue, `postcode-webhooks`). */
+export type MailJob = EmailJob | OtpRetryJob | VerificationHistoryJob | WebhookJob;
 export type JobKind = MailJob['kind'];
 
 /**
@@ -59,16 +63,18 @@ export async function enqueueEmail(
   email: NewEmail,
   options: { countTowardsAllowance: boolean },
 ): Promise<boolean> {
-  const { stored, held } = await insertEmail(env.DB, email, options);
+  const { stored, held, deliveryIds } = await insertEmail(env.DB, email, options);
   if (!stored) return false;
-  if (held) return true;
-  try {
-    await env.MAIL_QUEUE.send(emailJob(email.id), { contentType: 'json' });
-  } catch (error) {
-    // The transaction committed; undo it (the row, and the allowance it reserved).
-    await unstoreEmail(env.DB, email, options);
-    throw error;
+  if (!held) {
+    try {
+      await env.MAIL_QUEUE.send(emailJob(email.id), { contentType: 'json' });
+    } catch (error) {
+      // The transaction committed; undo it (the row, its email.queued deliveries, the allowance it reserved).
+      await unstoreEmail(env.DB, email, { ...options, deliveryIds });
+      throw error;
+    }
   }
+  await queueDeliveries(env, deliveryIds);
   return true;
 }
 

@@ -19,6 +19,7 @@ export type Tag =
   | 'Mail'
   | 'Templates'
   | 'Suppressions'
+  | 'Webhooks'
   | 'Instant OTP'
   | 'Legacy OTP'
   | 'Backend OTP'

@@ -130,10 +130,14 @@ describe('OtpRecipient.verify', () => {
     expect(await stub.verify(attempt(first.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({
       result: 'wrong',
       attemptsLeft: 4,
+      accountId: 'acc_test',
+      email: 'ann@example.com',
     });
     expect(await stub.verify(attempt(second.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({
       result: 'wrong',
       attemptsLeft: 4,
+      accountId: 'acc_test',
+      email: 'ann@example.com',
     });
     await evictDurableObject(stub);
     const limited = await stub.verify(attempt(second.sessionId, second.codeHash), FAILURE_LIMIT);
@@ -152,10 +156,14 @@ describe('OtpRecipient.verify', () => {
     expect(await stub.verify(attempt(session.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({
       result: 'wrong',
       attemptsLeft: 4,
+      accountId: 'acc_test',
+      email: 'ann@example.com',
     });
     expect(await stub.verify(attempt(session.sessionId, 'c'.repeat(64)), FAILURE_LIMIT)).toEqual({
       result: 'wrong',
       attemptsLeft: 3,
+      accountId: 'acc_test',
+      email: 'ann@example.com',
     });
     expect(await stub.verify(attempt(session.sessionId, session.codeHash), FAILURE_LIMIT)).toMatchObject({
       result: 'limited',

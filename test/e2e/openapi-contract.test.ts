@@ -146,10 +146,60 @@ describe('OpenAPI document', () => {
 
     // Mail and templates
     const to = address('contract');
-    await check('POST', '/api/v1/emails', '/api/v1/emails', {
+    const queued = (
+      await check('POST', '/api/v1/emails', '/api/v1/emails', {
+        token: mailKey,
+        body: { to, subject: 'Contract', text: 'hi' },
+      })
+    ).json.data;
+    const detail = '/api/v1/emails/{emailId}';
+    await check('GET', detail, `/api/v1/emails/${queued.id}`, { token: mailKey });
+    await check('GET', detail, '/api/v1/emails/em_unknown', { token: mailKey });
+    await check('GET', '/api/v1/emails', `/api/v1/emails?status=SENT&to=${encodeURIComponent(to)}`, { token: mailKey });
+
+    // Suppressions
+    const suppressed = address('suppressed');
+    await check('POST', '/api/v1/suppressions', '/api/v1/suppressions', {
       token: mailKey,
-      body: { to, subject: 'Contract', text: 'hi' },
+      body: { email: suppressed, reason: 'contract' },
     });
+    await check('POST', '/api/v1/suppressions', '/api/v1/suppressions', { token: mailKey, body: { email: 'x' } });
+    await check('GET', '/api/v1/suppressions', '/api/v1/suppressions?limit=5', { token: mailKey });
+    const unsuppress = '/api/v1/suppressions/{email}';
+    await check('DELETE', unsuppress, `/api/v1/suppressions/${encodeURIComponent(suppressed)}`, { token: mailKey });
+    await check('DELETE', unsuppress, `/api/v1/suppressions/${encodeURIComponent(suppressed)}`, { token: mailKey });
+
+    // Webhooks (nothing listens at the URL: the calls are what is checked here)
+    const hook = (
+      await check('POST', '/api/v1/webhooks', '/api/v1/webhooks', {
+        token: mailKey,
+        body: { url: 'http://127.0.0.1:9/hook', events: ['email.sent'], description: 'contract' },
+      })
+    ).json.data;
+    await check('POST', '/api/v1/webhooks', '/api/v1/webhooks', {
+      token: mailKey,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['otp.sent'] },
+    });
+    await check('GET', '/api/v1/webhooks', '/api/v1/webhooks', { token: serverKey });
+    const hookPath = '/api/v1/webhooks/{webhookId}';
+    await check('GET', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey });
+    await check('GET', hookPath, '/api/v1/webhooks/whk_unknown', { token: mailKey });
+    await check('PATCH', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey, body: { rotateSecret: true } });
+    await check('PATCH', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey, body: {} });
+    const testPath = '/api/v1/webhooks/{webhookId}/test';
+    const testDelivery = (await check('POST', testPath, `/api/v1/webhooks/${hook.id}/test`, { token: mailKey })).json
+      .data;
+    await check('POST', testPath, '/api/v1/webhooks/whk_unknown/test', { token: mailKey });
+    const logPath = '/api/v1/webhooks/{webhookId}/deliveries';
+    await check('GET', logPath, `/api/v1/webhooks/${hook.id}/deliveries`, { token: mailKey });
+    await check('GET', logPath, '/api/v1/webhooks/whk_unknown/deliveries', { token: mailKey });
+    const retryPath = '/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry';
+    await check('POST', retryPath, `/api/v1/webhooks/${hook.id}/deliveries/${testDelivery.id}/retry`, {
+      token: mailKey,
+    });
+    await check('POST', retryPath, `/api/v1/webhooks/${hook.id}/deliveries/msg_unknown/retry`, { token: mailKey });
+    await check('DELETE', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey });
+    await check('DELETE', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey });
     await check('POST', '/api/v1/emails', '/api/v1/emails', { token: mailKey, body: { to } });
     await check('POST', '/api/v1/emails', '/api/v1/emails', {
       token: serverKey,

@@ -1,11 +1,13 @@
 import type { TestProject } from 'vitest/node';
 import { startSilentServer, startSmtpSink } from './smtp-sink';
+import { startWebhookReceiver } from './webhook-receiver';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     smtpPort: number;
     inboxUrl: string;
     silentSmtpPort: number;
+    webhookReceiverUrl: string;
   }
 }
 
@@ -15,8 +17,11 @@ export default async function setup(project: TestProject) {
   project.provide('inboxUrl', sink.inboxUrl);
   const silent = await startSilentServer();
   project.provide('silentSmtpPort', silent.port);
+  const receiver = await startWebhookReceiver();
+  project.provide('webhookReceiverUrl', receiver.url);
   return async () => {
     await sink.close();
     await silent.close();
+    await receiver.close();
   };
 }

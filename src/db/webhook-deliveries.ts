@@ -1,0 +1,174 @@
+// The webhook delivery log: what the consumer claims and records, what the sweep queues again, and what
+// an account reads (GET /api/v1/webhooks/{webhookId}/deliveries).
+import { nowIso } from '../ids';
+import type { WebhookEndpoint } from './webhooks';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export type WebhookDelivery = {
+  id: string;
+  endpointId: string;
+  eventType: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
+
+type DeliveryRow = {
+  id: string;
+  endpoint_id: string;
+  event_type: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
+  id: row.id,
+  endpointId: row.endpoint_id,
+  eventType: row.event_type,
+  payload: row.payload,
+  status: row.status,
+  attempts: row.attempts,
+  lastStatus: row.last_status,
+  lastError: row.last_error,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export async function listDeliveries(db: D1Database, endpointId: string, page: number, limit: number) {
+  const [rows, count] = await db.batch([
+    db
+      .prepare(
+        `SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+      )
+      .bind(endpointId, limit, (page - 1) * limit),
+    db.prepare('SELECT COUNT(*) AS total FROM webhook_deliveries WHERE endpoint_id = ?').bind(endpointId),
+  ]);
+  return {
+    deliveries: (rows!.results as DeliveryRow[]).map(toDelivery),
+    total: (count!.results[0] as { total: number }).total,
+  };
+}
+
+/** A new pending delivery of a `webhook.test` event (returns its id). */
+export async function insertTestDelivery(db: D1Database, endpoint: WebhookEndpoint): Promise<string> {
+  const at = nowIso();
+  const payload = JSON.stringify({ type: 'webhook.test', createdAt: at, data: { webhookId: endpoint.id } });
+  const row = await db
+    .prepare(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, due_at, created_at, updated_at)
+       VALUES ('msg_' || lower(hex(randomblob(13))), ?1, ?2, 'webhook.test', ?3, ?4, ?4, ?4) RETURNING id`,
+    )
+    .bind(endpoint.id, endpoint.accountId, payload, at)
+    .first<{ id: string }>();
+  return row!.id;
+}
+
+/** Makes a delivery of the endpoint pending and due now (manual retry); false when there is none. */
+export async function resetDelivery(db: D1Database, endpointId: string, id: string): Promise<WebhookDelivery | null> {
+  const at = nowIso();
+  const row = await db
+    .prepare(
+      `UPDATE webhook_deliveries SET status = 'pending', due_at = ?3, lease_until = NULL, updated_at = ?3
+       WHERE id = ?1 AND endpoint_id = ?2 RETURNING *`,
+    )
+    .bind(id, endpointId, at)
+    .first<DeliveryRow>();
+  return row ? toDelivery(row) : null;
+}
+
+export type ClaimedDelivery = WebhookDelivery & { url: string; secret: string; failingSince: string | null };
+
+/**
+ * Leases a due, pending delivery of an enabled endpoint for one attempt; null when there is nothing to do
+ * (delivered, failed, not due, leased by another consumer, or its endpoint is gone or disabled).
+ */
+export async function claimDelivery(db: D1Database, id: string, leaseSeconds: number): Promise<ClaimedDelivery | null> {
+  const now = new Date();
+  const row = await db
+    .prepare(
+      `UPDATE webhook_deliveries SET lease_until = ?2
+       WHERE id = ?1 AND status = 'pending' AND due_at <= ?4 AND (lease_until IS NULL OR lease_until < ?3)
+         AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = endpoint_id AND w.enabled = 1)
+       RETURNING *, (SELECT url FROM webhook_endpoints w WHERE w.id = endpoint_id) AS url,
+         (SELECT secret FROM webhook_endpoints w WHERE w.id = endpoint_id) AS secret,
+         (SELECT failing_since FROM webhook_endpoints w WHERE w.id = endpoint_id) AS failing_since`,
+    )
+    .bind(
+      id,
+      nowIso(new Date(now.getTime() + leaseSeconds * 1000)),
+      nowIso(now),
+      nowIso(new Date(now.getTime() + 5_000)),
+    )
+    .first<DeliveryRow & { url: string; secret: string; failing_since: string | null }>();
+  return row ? { ...toDelivery(row), url: row.url, secret: row.secret, failingSince: row.failing_since } : null;
+}
+
+export type DeliveryAttempt = {
+  delivery: ClaimedDelivery;
+  /** HTTP status, when the endpoint answered. */
+  httpStatus: number | null;
+  error: string | null;
+  outcome: DeliveryStatus;
+  /** When a pending delivery is due again. */
+  retryAt: Date | null;
+  /** Disables the endpoint with this reason (it has failed every delivery for too long). */
+  disableReason: string | null;
+};
+
+/** Records one attempt, and the endpoint's failure record (cleared by a success), in one transaction. */
+export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAttempt): Promise<void> {
+  const at = nowIso();
+  const { delivery } = attempt;
+  await db.batch([
+    db
+      .prepare(
+        `UPDATE webhook_deliveries SET status = ?2, attempts = attempts + 1, last_status = ?3, last_error = ?4,
+           due_at = COALESCE(?5, due_at), lease_until = NULL, updated_at = ?6
+         WHERE id = ?1 AND status = 'pending'`,
+      )
+      .bind(
+        delivery.id,
+        attempt.outcome,
+        attempt.httpStatus,
+        attempt.error,
+        attempt.retryAt ? nowIso(attempt.retryAt) : null,
+        at,
+      ),
+    db
+      .prepare(
+        `UPDATE webhook_endpoints SET
+           failing_since = CASE WHEN ?2 = 'delivered' THEN NULL ELSE COALESCE(failing_since, ?3) END,
+           enabled = CASE WHEN ?4 IS NULL THEN enabled ELSE 0 END,
+           disabled_reason = COALESCE(?4, disabled_reason)
+         WHERE id = ?1`,
+      )
+      .bind(delivery.endpointId, attempt.outcome, at, attempt.disableReason),
+  ]);
+}
+
+/** Pending deliveries overdue by `graceSeconds` with no live lease: due again now (the sweep queues them). */
+export async function claimOverdueDeliveries(db: D1Database, graceSeconds: number, limit: number): Promise<string[]> {
+  const now = new Date();
+  const rows = await db
+    .prepare(
+      `UPDATE webhook_deliveries SET due_at = ?1
+       WHERE id IN (
+         SELECT id FROM webhook_deliveries
+         WHERE status = 'pending' AND due_at < ?2 AND (lease_until IS NULL OR lease_until < ?1)
+         ORDER BY due_at LIMIT ?3)
+       RETURNING id`,
+    )
+    .bind(nowIso(now), nowIso(new Date(now.getTime() - graceSeconds * 1000)), limit)
+    .all<{ id: string }>();
+  return rows.results.map((r) => r.id);
+}

@@ -1,0 +1,288 @@
+// Webhook endpoints of an account (any API key; a key subscribes only to events of its scopes), their
+// delivery log, a test event and manual retries.
+
+import type { ApiKeyCredential } from '../auth/credentials';
+import { anyApiKey } from '../auth/guards';
+import { config } from '../config';
+import { insertTestDelivery, listDeliveries, resetDelivery, type WebhookDelivery } from '../db/webhook-deliveries';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  findEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  type WebhookEndpoint,
+} from '../db/webhooks';
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { newId, newWebhookSecret } from '../ids';
+import { pageQuery } from '../schemas/emails';
+import * as schema from '../schemas/webhooks';
+import { queueDeliveries } from '../webhooks/deliver';
+import { type EventType, scopeOfEvent } from '../webhooks/events';
+import { checkWebhookUrl } from '../webhooks/url';
+import { json, route, router } from './route';
+
+const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', 'webhookId: no such webhook endpoint for this account');
+
+const view = (w: WebhookEndpoint) => ({
+  id: w.id,
+  url: w.url,
+  events: w.events,
+  ...(w.description ? { description: w.description } : {}),
+  enabled: w.enabled,
+  ...(w.disabledReason ? { disabledReason: w.disabledReason } : {}),
+  createdAt: w.createdAt,
+  updatedAt: w.updatedAt,
+});
+
+const deliveryView = (d: WebhookDelivery) => ({
+  id: d.id,
+  eventType: d.eventType,
+  status: d.status,
+  attempts: d.attempts,
+  ...(d.lastStatus === null ? {} : { lastStatus: d.lastStatus }),
+  ...(d.lastError === null ? {} : { lastError: d.lastError }),
+  createdAt: d.createdAt,
+  updatedAt: d.updatedAt,
+});
+
+function checkedUrl(env: Bindings, url: string): string {
+  const result = checkWebhookUrl(url, config(env).webhooks.allowInsecure);
+  if (!result.ok) {
+    throw new ApiError('INVALID_INPUT', `url: ${result.reason}`, {
+      details: [{ path: 'url', message: result.reason }],
+    });
+  }
+  return result.url;
+}
+
+function checkScopes(credential: ApiKeyCredential, events: EventType[]) {
+  const missing = events.find((event) => !credential.scopes.includes(scopeOfEvent(event)));
+  if (missing) {
+    throw new ApiError('SCOPE_REQUIRED', `events: ${missing} needs an API key with scope ${scopeOfEvent(missing)}`);
+  }
+}
+
+const EXAMPLE = {
+  id: 'whk_3x7kq2mzd5ncw4ty8hbe5vr2a',
+  url: 'https://api.example.com/postcode-events',
+  events: ['email.sent' as const, 'email.failed' as const],
+  description: 'Delivery outcomes',
+  enabled: true,
+  createdAt: '2026-11-21T22:45:00.000Z',
+  updatedAt: '2026-11-21T22:45:00.000Z',
+};
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const DELIVERY = {
+  id: 'msg_9f3c2a1b7d6e5f4a3b2c1d0e9f',
+  eventType: 'email.sent',
+  status: 'delivered' as const,
+  attempts: 1,
+  lastStatus: 204,
+  createdAt: '2026-11-21T22:45:01.000Z',
+  updatedAt: '2026-11-21T22:45:01.000Z',
+};
+const common = { tag: 'Webhooks' as const, guard: anyApiKey, limit: { bucket: 'read' as const } };
+
+const create = route({
+  ...common,
+  method: 'post',
+  path: '/api/v1/webhooks',
+  summary: 'Add a webhook endpoint',
+  description: 'At most 20 per account. The answer shows the signing secret once.',
+  body: schema.createWebhookBody,
+  bodyExample: { url: EXAMPLE.url, events: EXAMPLE.events, description: EXAMPLE.description },
+  success: {
+    status: 201,
+    content: json(schema.webhookWithSecretResponse, { success: true, data: { ...EXAMPLE, secret: SECRET } }),
+  },
+  errors: ['WEBHOOK_LIMIT_REACHED'],
+});
+
+const list = route({
+  ...common,
+  method: 'get',
+  path: '/api/v1/webhooks',
+  summary: 'List webhook endpoints',
+  success: { status: 200, content: json(schema.webhookListResponse, { success: true, data: { webhooks: [EXAMPLE] } }) },
+});
+
+const get = route({
+  ...common,
+  method: 'get',
+  path: '/api/v1/webhooks/{webhookId}',
+  summary: 'Get a webhook endpoint',
+  params: schema.webhookIdParam,
+  success: { status: 200, content: json(schema.webhookResponse, { success: true, data: EXAMPLE }) },
+  errors: ['WEBHOOK_NOT_FOUND'],
+});
+
+const update = route({
+  ...common,
+  method: 'patch',
+  path: '/api/v1/webhooks/{webhookId}',
+  summary: 'Change, enable, disable a webhook endpoint, or rotate its secret',
+  params: schema.webhookIdParam,
+  body: schema.updateWebhookBody,
+  bodyExample: { enabled: true, rotateSecret: true },
+  success: {
+    status: 200,
+    description: '`secret` is present only when it was rotated',
+    content: json(schema.webhookUpdatedResponse, { success: true, data: { ...EXAMPLE, secret: SECRET } }),
+  },
+  errors: ['WEBHOOK_NOT_FOUND'],
+});
+
+const remove = route({
+  ...common,
+  method: 'delete',
+  path: '/api/v1/webhooks/{webhookId}',
+  summary: 'Delete a webhook endpoint and its delivery log',
+  params: schema.webhookIdParam,
+  success: {
+    status: 200,
+    content: json(schema.webhookDeletedResponse, { success: true, data: { id: EXAMPLE.id, deleted: true } }),
+  },
+  errors: ['WEBHOOK_NOT_FOUND'],
+});
+
+const test = route({
+  ...common,
+  method: 'post',
+  path: '/api/v1/webhooks/{webhookId}/test',
+  summary: 'Send a webhook.test event',
+  params: schema.webhookIdParam,
+  success: {
+    status: 200,
+    content: json(schema.deliveryResponse, {
+      success: true,
+      data: { ...DELIVERY, eventType: 'webhook.test', status: 'pending', attempts: 0 },
+    }),
+  },
+  errors: ['WEBHOOK_NOT_FOUND'],
+});
+
+const deliveries = route({
+  ...common,
+  method: 'get',
+  path: '/api/v1/webhooks/{webhookId}/deliveries',
+  summary: 'The delivery log of an endpoint',
+  params: schema.webhookIdParam,
+  query: pageQuery,
+  success: {
+    status: 200,
+    content: json(schema.deliveryListResponse, {
+      success: true,
+      data: { deliveries: [DELIVERY], total: 1, page: 1, totalPages: 1 },
+    }),
+  },
+  errors: ['WEBHOOK_NOT_FOUND'],
+});
+
+const retry = route({
+  ...common,
+  method: 'post',
+  path: '/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry',
+  summary: 'Deliver again now',
+  params: schema.deliveryParams,
+  success: {
+    status: 200,
+    content: json(schema.deliveryResponse, { success: true, data: { ...DELIVERY, status: 'pending' } }),
+  },
+  errors: ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND'],
+});
+
+async function ownEndpoint(env: Bindings, accountId: string, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await findEndpoint(env.DB, accountId, id);
+  if (!endpoint) throw notFound();
+  return endpoint;
+}
+
+export const webhookRoutes = router()
+  .openapi(create, async (c) => {
+    const body = c.req.valid('json');
+    checkScopes(c.var.credential, body.events);
+    const endpoint = await createEndpoint(c.env.DB, {
+      id: newId('whk'),
+      accountId: c.var.credential.accountId,
+      url: checkedUrl(c.env, body.url),
+      events: body.events,
+      description: body.description ?? null,
+      secret: newWebhookSecret(),
+    });
+    if (!endpoint) throw new ApiError('WEBHOOK_LIMIT_REACHED', 'An account has at most 20 webhook endpoints');
+    return c.json({ success: true as const, data: { ...view(endpoint), secret: endpoint.secret } }, 201);
+  })
+  .openapi(list, async (c) => {
+    const endpoints = await listEndpoints(c.env.DB, c.var.credential.accountId);
+    return c.json({ success: true as const, data: { webhooks: endpoints.map(view) } }, 200);
+  })
+  .openapi(get, async (c) => {
+    const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
+    return c.json({ success: true as const, data: view(endpoint) }, 200);
+  })
+  .openapi(update, async (c) => {
+    const body = c.req.valid('json');
+    if (body.events) checkScopes(c.var.credential, body.events);
+    const secret = body.rotateSecret ? newWebhookSecret() : undefined;
+    const endpoint = await updateEndpoint(c.env.DB, c.var.credential.accountId, c.req.valid('param').webhookId, {
+      ...(body.url === undefined ? {} : { url: checkedUrl(c.env, body.url) }),
+      ...(body.events ? { events: body.events } : {}),
+      ...(body.description === undefined ? {} : { description: body.description }),
+      ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
+      ...(secret ? { secret } : {}),
+    });
+    if (!endpoint) throw notFound();
+    return c.json({ success: true as const, data: { ...view(endpoint), ...(secret ? { secret } : {}) } }, 200);
+  })
+  .openapi(remove, async (c) => {
+    const { webhookId } = c.req.valid('param');
+    if (!(await deleteEndpoint(c.env.DB, c.var.credential.accountId, webhookId))) throw notFound();
+    return c.json({ success: true as const, data: { id: webhookId, deleted: true as const } }, 200);
+  })
+  .openapi(test, async (c) => {
+    const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
+    const id = await insertTestDelivery(c.env.DB, endpoint);
+    await queueDeliveries(c.env, [id]);
+    const now = new Date().toISOString();
+    return c.json(
+      {
+        success: true as const,
+        data: {
+          id,
+          eventType: 'webhook.test',
+          status: 'pending' as const,
+          attempts: 0,
+          createdAt: now,
+          updatedAt: now,
+        },
+      },
+      200,
+    );
+  })
+  .openapi(deliveries, async (c) => {
+    const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
+    const { page, limit } = c.req.valid('query');
+    const found = await listDeliveries(c.env.DB, endpoint.id, page, limit);
+    return c.json(
+      {
+        success: true as const,
+        data: {
+          deliveries: found.deliveries.map(deliveryView),
+          total: found.total,
+          page,
+          totalPages: Math.ceil(found.total / limit),
+        },
+      },
+      200,
+    );
+  })
+  .openapi(retry, async (c) => {
+    const { webhookId, deliveryId } = c.req.valid('param');
+    const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, webhookId);
+    const delivery = await resetDelivery(c.env.DB, endpoint.id, deliveryId);
+    if (!delivery) throw new ApiError('DELIVERY_NOT_FOUND', 'deliveryId: no such delivery for this endpoint');
+    await queueDeliveries(c.env, [delivery.id]);
+    return c.json({ success: true as const, data: deliveryView(delivery) }, 200);
+  });

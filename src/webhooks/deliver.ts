@@ -1,0 +1,107 @@
+// Webhook delivery: one signed POST per attempt (Standard Webhooks: webhook-id, webhook-timestamp,
+// webhook-signature), 2xx = delivered, growing delays between attempts, then `failed`.
+import { Webhook } from 'standardwebhooks';
+import type { Config } from '../config';
+import {
+  type ClaimedDelivery,
+  claimDelivery,
+  claimOverdueDeliveries,
+  recordDeliveryAttempt,
+} from '../db/webhook-deliveries';
+import type { Bindings } from '../env';
+import type { Delivery } from '../queue/consumer';
+
+/** A queue message of `postcode-webhooks`: the id only; D1 holds the payload and the state. */
+export type WebhookJob = { kind: 'webhook'; deliveryId: string };
+
+const TIMEOUT_MS = 10_000;
+/** The lease covers one POST (10 s timeout) and its record. */
+const LEASE_SECONDS = 30;
+/**
+ * Delays after the 1st, 2nd, … failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then 12 h (a queue's
+ * longest delay); after the 8th attempt the delivery is `failed`.
+ */
+export const RETRY_DELAYS_SECONDS = [5, 300, 1_800, 7_200, 18_000, 36_000, 43_200];
+
+export const webhookJob = (deliveryId: string): WebhookJob => ({ kind: 'webhook', deliveryId });
+
+/** Queues deliveries just recorded in D1. A failure here loses nothing: the sweep queues pending rows again. */
+export async function queueDeliveries(env: Bindings, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  try {
+    for (let i = 0; i < ids.length; i += 100) {
+      const chunk = ids.slice(i, i + 100);
+      await env.WEBHOOK_QUEUE.sendBatch(chunk.map((id) => ({ body: webhookJob(id), contentType: 'json' as const })));
+    }
+  } catch (error) {
+    console.error('webhook deliveries not queued (the sweep will)', error);
+  }
+}
+
+/** The sweep's part for webhooks: pending deliveries whose queue message was lost are queued again. */
+export async function recoverOverdueDeliveries(env: Bindings, graceSeconds: number): Promise<number> {
+  const ids = await claimOverdueDeliveries(env.DB, graceSeconds, 1_000);
+  await queueDeliveries(env, ids);
+  return ids.length;
+}
+
+type Answer = { httpStatus: number | null; error: string | null };
+
+async function post(delivery: ClaimedDelivery): Promise<Answer> {
+  const sentAt = new Date();
+  const signature = new Webhook(delivery.secret).sign(delivery.id, sentAt, delivery.payload);
+  try {
+    const res = await fetch(delivery.url, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'User-Agent': 'postcode-webhooks/1',
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
+      body: delivery.payload,
+      redirect: 'manual', // a redirect could lead anywhere: it counts as a failure
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    await res.body?.cancel();
+    return res.ok ? { httpStatus: res.status, error: null } : { httpStatus: res.status, error: `HTTP ${res.status}` };
+  } catch (error) {
+    const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+    return {
+      httpStatus: null,
+      error: timedOut ? `no answer within ${TIMEOUT_MS / 1000} s` : String(error).slice(0, 300),
+    };
+  }
+}
+
+/** Delivers each message's delivery (in parallel: one slow endpoint does not hold up the others). */
+export async function deliverWebhooks(
+  deliveries: Delivery<WebhookJob>[],
+  env: Bindings,
+  settings: Config['webhooks'],
+): Promise<void> {
+  await Promise.all(
+    deliveries.map(async ({ message, job }) => {
+      const delivery = await claimDelivery(env.DB, job.deliveryId, LEASE_SECONDS);
+      if (!delivery) return message.ack(); // done, not due, leased elsewhere, or its endpoint is off
+      const answer = await post(delivery);
+      const delivered = answer.error === null;
+      const delay = RETRY_DELAYS_SECONDS[delivery.attempts];
+      const outcome = delivered ? 'delivered' : delay === undefined ? 'failed' : 'pending';
+      const failingSince = Date.parse(delivery.failingSince ?? new Date().toISOString());
+      const tooLong = !delivered && Date.now() - failingSince >= settings.disableAfterDays * 86_400_000;
+      await recordDeliveryAttempt(env.DB, {
+        delivery,
+        ...answer,
+        outcome,
+        retryAt: outcome === 'pending' ? new Date(Date.now() + delay! * 1000) : null,
+        disableReason: tooLong
+          ? `every delivery failed since ${delivery.failingSince} (${settings.disableAfterDays} days)`
+          : null,
+      });
+      if (outcome === 'pending') message.retry({ delaySeconds: delay! });
+      else message.ack();
+    }),
+  );
+}

@@ -1,0 +1,60 @@
+// Turning facts into webhook events: which events an email's attempt or an OTP session produces, and
+// recording events that have no transaction of their own to join.
+import type { EmailRecord } from '../db/emails';
+import { deliveriesInsert, insertedIds } from '../db/webhooks';
+import type { OtpChannel } from '../durable-objects/otp-recipient';
+import type { Bindings } from '../env';
+import { nowIso } from '../ids';
+import type { AttemptResult, Recipient } from '../mail/outcome';
+import { queueDeliveries } from './deliver';
+import type { EmailEventData, WebhookEvent } from './events';
+
+type EmailFacts = Pick<EmailRecord, 'id' | 'toAddresses' | 'subject'>;
+
+const emailData = (email: EmailFacts, status: string, extra: Partial<EmailEventData> = {}): EmailEventData => ({
+  emailId: email.id,
+  to: email.toAddresses,
+  subject: email.subject,
+  status,
+  ...extra,
+});
+
+export const emailQueuedEvent = (email: EmailFacts): WebhookEvent => ({
+  type: 'email.queued',
+  data: emailData(email, 'QUEUED'),
+});
+
+const EVENT_OF_STATUS = { SENT: 'email.sent', FAILED: 'email.failed', SUPPRESSED: 'email.suppressed' } as const;
+
+/**
+ * One event per recipient whose outcome this attempt decided (sent, failed, suppressed), and one
+ * `email.deferred` per recipient refused for now; `status` is the email's status after the attempt.
+ */
+export function emailAttemptEvents(email: EmailRecord, before: Recipient[], result: AttemptResult): WebhookEvent[] {
+  const events: WebhookEvent[] = [];
+  result.recipients.forEach((after, index) => {
+    const previous = before[index];
+    if (previous?.status !== 'QUEUED') return;
+    const extra = { recipient: after.address, ...(after.reply ? { reply: after.reply } : {}) };
+    if (after.status === 'QUEUED') {
+      if (after.reply) events.push({ type: 'email.deferred', data: emailData(email, result.status, extra) });
+      return;
+    }
+    events.push({ type: EVENT_OF_STATUS[after.status], data: emailData(email, result.status, extra) });
+  });
+  return events;
+}
+
+export const otpEvent = (
+  type: 'otp.sent' | 'otp.verified' | 'otp.locked' | 'email_verification.verified',
+  session: { sessionId: string; email: string; channel: OtpChannel },
+): WebhookEvent => ({
+  type,
+  data: { sessionId: session.sessionId, email: session.email, channel: session.channel },
+});
+
+/** Records events of a fact that lives outside D1 (an OTP session) and queues their deliveries. */
+export async function recordEvents(env: Bindings, accountId: string, events: WebhookEvent[]): Promise<void> {
+  const result = await deliveriesInsert(env.DB, accountId, events, nowIso()).all();
+  await queueDeliveries(env, insertedIds(result));
+}

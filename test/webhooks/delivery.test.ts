@@ -1,0 +1,205 @@
+// Events reach a real receiver, signed (Standard Webhooks, verified with the `standardwebhooks` library),
+// through the real queue: email and OTP events, retries with a stable webhook-id, secret rotation,
+// disabling, the sweep. Ordering is never assumed.
+import { createScheduledController } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import worker from '../../src/index';
+import { call, codeFromInbox, eventually, newAccount, uniqueAddress } from '../support/api';
+import type { OtpSent, QueuedEmail } from '../support/responses';
+import {
+  controlReceiver,
+  newWebhook,
+  type Received,
+  receivedAt,
+  type Webhook,
+  type WebhookDelivery,
+  waitForEvents,
+} from '../support/webhooks';
+
+const EMAIL_EVENTS = ['email.queued', 'email.sent', 'email.deferred', 'email.failed', 'email.suppressed'];
+const OTP_EVENTS = ['otp.sent', 'otp.verified', 'otp.locked', 'email_verification.verified'];
+const ofType = (received: Received[], type: string) => received.filter((r) => r.payload.type === type);
+
+describe('email events', () => {
+  it('email.queued and email.sent arrive signed, per recipient, with the email’s facts', async () => {
+    const { mailKey } = await newAccount();
+    const { key } = await newWebhook(mailKey, EMAIL_EVENTS);
+    const to = [uniqueAddress('hook'), uniqueAddress('reject550')];
+    const res = await call<QueuedEmail>('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 'Hooked', text: 'x' },
+    });
+    const received = await waitForEvents(key, ['email.queued', 'email.sent', 'email.failed']);
+    for (const r of received) expect(r.signatureValid, r.raw).toBe(true);
+    expect(ofType(received, 'email.queued')[0]!.payload).toEqual({
+      type: 'email.queued',
+      createdAt: expect.any(String),
+      data: { emailId: res.json.data.id, to, subject: 'Hooked', status: 'QUEUED' },
+    });
+    expect(ofType(received, 'email.sent')[0]!.payload.data).toMatchObject({ recipient: to[0], status: 'SENT' });
+    expect(ofType(received, 'email.failed')[0]!.payload.data).toMatchObject({
+      recipient: to[1],
+      reply: expect.stringMatching(/^550/),
+    });
+  });
+
+  it('a failing endpoint is retried and then succeeds with the same webhook-id', async () => {
+    const { mailKey } = await newAccount();
+    const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
+    await controlReceiver(key, { failFirst: 1 });
+    await call('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to: uniqueAddress('retry'), subject: 's', text: 'x' },
+    });
+    const received = await eventually(
+      async () => {
+        const all = await receivedAt(key);
+        return all.some((r) => r.answered === 204) ? all : undefined;
+      },
+      'the retried delivery',
+      20_000,
+    );
+    expect(received.map((r) => r.answered)).toEqual([500, 204]);
+    expect(received[1]!.webhookId).toBe(received[0]!.webhookId);
+    const log = await call<{ deliveries: WebhookDelivery[] }>('GET', `/api/v1/webhooks/${webhook.id}/deliveries`, {
+      token: mailKey,
+    });
+    expect(log.json.data.deliveries[0]).toMatchObject({
+      id: received[0]!.webhookId,
+      status: 'delivered',
+      attempts: 2,
+      lastStatus: 204,
+    });
+  });
+
+  it('after the secret rotates, deliveries verify with the new secret only', async () => {
+    const { mailKey } = await newAccount();
+    const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
+    const rotated = await call<Webhook>('PATCH', `/api/v1/webhooks/${webhook.id}`, {
+      token: mailKey,
+      body: { rotateSecret: true },
+    });
+    expect(rotated.json.data.secret).toMatch(/^whsec_/);
+    expect(rotated.json.data.secret).not.toBe(webhook.secret);
+    await call('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to: uniqueAddress('rot'), subject: 's', text: 'x' },
+    });
+    const [delivery] = await waitForEvents(key, ['email.queued']);
+    expect(delivery!.signatureValid).toBe(false); // the receiver still only knows the old secret
+    await controlReceiver(key, { secrets: [rotated.json.data.secret!] });
+    await call('POST', '/api/v1/webhooks/' + webhook.id + '/test', { token: mailKey });
+    const received = await waitForEvents(key, ['webhook.test']);
+    expect(ofType(received, 'webhook.test')[0]!.signatureValid).toBe(true);
+  });
+});
+
+describe('OTP events', () => {
+  it('otp.sent, otp.verified and otp.locked arrive, and no payload carries a code', async () => {
+    const { serverKey } = await newAccount();
+    const { key } = await newWebhook(serverKey, OTP_EVENTS);
+    const email = uniqueAddress('otp-hook');
+    const sent = await call<OtpSent>('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
+    const code = await codeFromInbox(email);
+    await call('POST', '/api/v1/backend-otp/verify', {
+      token: serverKey,
+      body: { sessionId: sent.json.data.sessionId, email, code },
+    });
+    const locked = await call<OtpSent>('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
+    const lockedCode = await codeFromInbox(email, 6, 2);
+    const wrong = lockedCode.replace(/.$/, (d) => String((Number(d) + 1) % 10));
+    for (let i = 0; i < 5; i++) {
+      await call('POST', '/api/v1/backend-otp/verify', {
+        token: serverKey,
+        body: { sessionId: locked.json.data.sessionId, email, code: wrong },
+      });
+    }
+    const received = await waitForEvents(key, ['otp.sent', 'otp.verified', 'otp.locked']);
+    expect(ofType(received, 'otp.verified')[0]!.payload.data).toEqual({
+      sessionId: sent.json.data.sessionId,
+      email,
+      channel: 'backend',
+    });
+    expect(ofType(received, 'otp.locked')[0]!.payload.data.sessionId).toBe(locked.json.data.sessionId);
+    for (const r of received) {
+      expect(r.signatureValid).toBe(true);
+      expect(r.raw).not.toContain(code);
+      expect(r.raw).not.toContain(lockedCode);
+    }
+  });
+
+  it('email_verification.verified arrives when the hosted page verifies', async () => {
+    const { serverKey } = await newAccount();
+    const { key } = await newWebhook(serverKey, ['email_verification.verified']);
+    const email = uniqueAddress('hosted-hook');
+    const sent = await call<OtpSent>('POST', '/api/v1/email-verification/send', { token: serverKey, body: { email } });
+    const code = await codeFromInbox(email);
+    const page = await call('POST', '/verify', {
+      rawBody: new URLSearchParams({ sessionId: sent.json.data.sessionId, email, code }).toString(),
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
+    expect(page.status).toBe(200);
+    const [event] = await waitForEvents(key, ['email_verification.verified']);
+    expect(event!.payload.data).toEqual({ sessionId: sent.json.data.sessionId, email, channel: 'email_verification' });
+  });
+});
+
+describe('endpoint health and recovery', () => {
+  it('an endpoint that has failed every delivery for WEBHOOK_DISABLE_AFTER_DAYS is disabled, with the reason', async () => {
+    const { mailKey } = await newAccount();
+    const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
+    await controlReceiver(key, { mode: '500' });
+    const longAgo = new Date(Date.now() - 6 * 86_400_000).toISOString();
+    await env.DB.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?').bind(longAgo, webhook.id).run();
+    await call('POST', `/api/v1/webhooks/${webhook.id}/test`, { token: mailKey });
+    const disabled = await eventually(async () => {
+      const res = await call<Webhook>('GET', `/api/v1/webhooks/${webhook.id}`, { token: mailKey });
+      return res.json.data.enabled ? undefined : res.json.data;
+    }, 'the endpoint to be disabled');
+    expect(disabled.disabledReason).toMatch(/failed since/);
+    // Enabling it again clears the record.
+    const enabled = await call<Webhook>('PATCH', `/api/v1/webhooks/${webhook.id}`, {
+      token: mailKey,
+      body: { enabled: true },
+    });
+    expect(enabled.json.data).toMatchObject({ enabled: true });
+    expect(enabled.json.data.disabledReason).toBeUndefined();
+  });
+
+  it('a pending delivery whose queue message was lost is queued again by the sweep', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
+    // Recorded in D1 but never queued: as after a crash between the fact and the queue send.
+    const ago = new Date(Date.now() - 120_000).toISOString();
+    await env.DB.prepare(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, due_at, created_at, updated_at)
+       VALUES ('msg_lostinthecrash', ?, ?, 'email.queued', ?, ?, ?, ?)`,
+    )
+      .bind(webhook.id, accountId, '{"type":"email.queued","createdAt":"x","data":{}}', ago, ago, ago)
+      .run();
+    await worker.scheduled(createScheduledController(), env);
+    const [delivery] = await waitForEvents(key, ['email.queued']);
+    expect(delivery).toMatchObject({ webhookId: 'msg_lostinthecrash', signatureValid: true });
+  });
+
+  it('an endpoint that does not answer times out after 10 s and is retried', async () => {
+    const { mailKey } = await newAccount();
+    const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
+    await controlReceiver(key, { mode: 'hang' });
+    await call('POST', `/api/v1/webhooks/${webhook.id}/test`, { token: mailKey });
+    const delivery = await eventually(
+      async () => {
+        const log = await call<{ deliveries: WebhookDelivery[] }>('GET', `/api/v1/webhooks/${webhook.id}/deliveries`, {
+          token: mailKey,
+        });
+        const first = log.json.data.deliveries[0];
+        return first && first.attempts > 0 ? first : undefined;
+      },
+      'the timed-out attempt',
+      20_000,
+    );
+    expect(delivery).toMatchObject({ status: 'pending', lastError: 'no answer within 10 s' });
+    expect(delivery.lastStatus).toBeUndefined();
+  }, 30_000);
+});

@@ -5,6 +5,7 @@ import type { HeaderObject } from 'openapi3-ts/oas31';
 import type { AppEnv } from '../env';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import { errorEnvelope } from '../schemas/common';
+import { registerWebhookEvents } from './webhooks';
 
 const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   INVALID_INPUT: 'to: expected an email address',
@@ -128,6 +129,7 @@ export function registerComponents(app: OpenAPIHono<AppEnv>) {
   });
   for (const [name, header] of Object.entries(HEADERS))
     registry.registerComponent('headers', name, header as HeaderObject);
+  registerWebhookEvents(app);
 }
 
 export function buildDocument(app: OpenAPIHono<AppEnv>, serverUrl: string) {

@@ -14,7 +14,7 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** What `POST /api/v1/webhooks/{webhookId}/test` sends; nobody subscribes to it. */
-export const TEST_EVENT = 'webhook.test';
+export const TEST_EVENT = 'webhook.test' as const;
 
 /** `email.*` needs a key with `mail_api`; `otp.*` and `email_verification.*` need `server_otp`. */
 export const scopeOfEvent = (type: EventType): Scope => (type.startsWith('email.') ? 'mail_api' : 'server_otp');

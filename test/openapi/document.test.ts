@@ -1,6 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
+import { EVENT_TYPES } from '../../src/webhooks/events';
 import { call } from '../support/api';
 import { declaredRoutes, document, type JsonSchema } from '../support/declared-routes';
 
@@ -266,6 +267,23 @@ describe('GET /docs', () => {
       '"telemetry":false',
     ]) {
       expect(config).toContain(setting);
+    }
+  });
+});
+
+describe('the webhooks section', () => {
+  it('describes every event postcode sends, with the signature headers and a payload without secrets', () => {
+    const webhooks = (
+      doc as unknown as {
+        webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: JsonSchema }> } } }>;
+      }
+    ).webhooks;
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENT_TYPES, 'webhook.test'].sort());
+    for (const [type, { post }] of Object.entries(webhooks)) {
+      const schema = post.requestBody.content['application/json']!.schema;
+      expect(schema.required, type).toEqual(['type', 'createdAt', 'data']);
+      expect(JSON.stringify(schema), type).not.toMatch(/"code"|hash|secret/i);
+      expect(JSON.stringify(post), type).toContain('webhook-signature');
     }
   });
 });

@@ -89,7 +89,7 @@ describe('email events', () => {
     const [delivery] = await waitForEvents(key, ['email.queued']);
     expect(delivery!.signatureValid).toBe(false); // the receiver still only knows the old secret
     await controlReceiver(key, { secrets: [rotated.json.data.secret!] });
-    await call('POST', '/api/v1/webhooks/' + webhook.id + '/test', { token: mailKey });
+    await call('POST', `/api/v1/webhooks/${webhook.id}/test`, { token: mailKey });
     const received = await waitForEvents(key, ['webhook.test']);
     expect(ofType(received, 'webhook.test')[0]!.signatureValid).toBe(true);
   });

@@ -1,0 +1,73 @@
+// The document's `webhooks` section: what postcode POSTs to an endpoint for each event.
+import { type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AppEnv } from '../env';
+import { EVENT_TYPES, type EventType, TEST_EVENT } from '../webhooks/events';
+
+const emailData = z.object({
+  emailId: z.string(),
+  to: z.array(z.string()),
+  subject: z.string(),
+  status: z
+    .enum(['QUEUED', 'SENT', 'FAILED', 'SUPPRESSED'])
+    .openapi({ description: "The email's status after the fact" }),
+  recipient: z.string().optional().openapi({ description: 'The recipient this outcome is about' }),
+  reply: z.string().optional().openapi({ description: "The SMTP server's reply (deferred, failed)" }),
+});
+const otpData = z.object({
+  sessionId: z.string(),
+  email: z.string(),
+  channel: z.enum(['instant', 'backend', 'email_verification']),
+});
+
+const WHEN: Record<EventType | typeof TEST_EVENT, string> = {
+  'email.queued': 'An email was accepted and stored (routes 1, 3, 4).',
+  'email.sent': 'The SMTP server accepted the message for one recipient.',
+  'email.deferred': 'A recipient was refused for now (4xx or a network failure); it will be retried.',
+  'email.failed': 'A recipient was refused for good (5xx), or still refused when the attempts ran out.',
+  'email.suppressed': 'A recipient was skipped: it is on the suppression list.',
+  'otp.sent': 'A one-time code was mailed (any flavour).',
+  'otp.verified': 'A one-time code was verified (instant, legacy or backend).',
+  'otp.locked': 'A session locked after its last wrong code.',
+  'email_verification.verified': 'An email verification succeeded (JSON route or the hosted page).',
+  'webhook.test': 'POST /api/v1/webhooks/{webhookId}/test.',
+};
+
+const SIGNED = z.object({
+  'webhook-id': z.string().openapi({ description: 'The delivery id, the same on every attempt' }),
+  'webhook-timestamp': z.string().openapi({ description: 'Unix seconds of this attempt' }),
+  'webhook-signature': z
+    .string()
+    .openapi({ description: 'v1,<base64 HMAC-SHA256> over `id.timestamp.body` (Standard Webhooks)' }),
+});
+
+export function registerWebhookEvents(app: OpenAPIHono<AppEnv>) {
+  for (const type of [...EVENT_TYPES, TEST_EVENT]) {
+    const data = type.startsWith('email.')
+      ? emailData
+      : type === TEST_EVENT
+        ? z.object({ webhookId: z.string() })
+        : otpData;
+    app.openAPIRegistry.registerWebhook({
+      method: 'post',
+      path: type,
+      summary: type,
+      operationId: `webhook_${type.replace('.', '_')}`,
+      // Not a bearer credential: the receiver checks webhook-signature with the endpoint's secret.
+      security: [],
+      description: `${WHEN[type]} Payload \`{ type, createdAt, data }\`; never a code, a hash or a key.`,
+      request: {
+        headers: SIGNED,
+        body: {
+          content: {
+            'application/json': {
+              schema: z.object({ type: z.literal(type), createdAt: z.string(), data }),
+            },
+          },
+        },
+      },
+      responses: {
+        200: { description: 'Any 2xx acknowledges the delivery; anything else, or no answer in 10 s, is retried' },
+      },
+    });
+  }
+}

@@ -165,6 +165,7 @@ describe('OpenAPI document', () => {
     });
     await check('POST', '/api/v1/suppressions', '/api/v1/suppressions', { token: mailKey, body: { email: 'x' } });
     await check('GET', '/api/v1/suppressions', '/api/v1/suppressions?limit=5', { token: mailKey });
+    await check('GET', '/api/v1/suppressions', '/api/v1/suppressions?limit=0', { token: mailKey });
     const unsuppress = '/api/v1/suppressions/{email}';
     await check('DELETE', unsuppress, `/api/v1/suppressions/${encodeURIComponent(suppressed)}`, { token: mailKey });
     await check('DELETE', unsuppress, `/api/v1/suppressions/${encodeURIComponent(suppressed)}`, { token: mailKey });
@@ -181,6 +182,7 @@ describe('OpenAPI document', () => {
       body: { url: 'http://127.0.0.1:9/hook', events: ['otp.sent'] },
     });
     await check('GET', '/api/v1/webhooks', '/api/v1/webhooks', { token: serverKey });
+    await check('GET', '/api/v1/webhooks', '/api/v1/webhooks', {});
     const hookPath = '/api/v1/webhooks/{webhookId}';
     await check('GET', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey });
     await check('GET', hookPath, '/api/v1/webhooks/whk_unknown', { token: mailKey });

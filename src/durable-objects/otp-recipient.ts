@@ -1,6 +1,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import { canonicalAddress } from '../mail/address';
+import { writeSessionFact } from '../otp/facts';
 import { alarmNoLaterThan, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
+import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
 
 export type OtpChannel = 'instant' | 'backend' | 'email_verification';
 
@@ -79,6 +81,7 @@ function sameHash(a: string, b: string): boolean {
  */
 export class OtpRecipient extends DurableObject {
   private readonly logs = new HitLogs(this.ctx.storage.sql);
+  private readonly outbox = new SessionOutbox(this.ctx.storage.sql);
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -147,6 +150,16 @@ export class OtpRecipient extends DurableObject {
         now,
         row.id,
       );
+      const entry = {
+        accountId: row.account_id,
+        channel: row.channel,
+        sessionId: row.id,
+        email: row.email,
+        sentAt: new Date(row.created_at).toISOString(),
+        verifiedAt: new Date(now).toISOString(),
+      };
+      this.outbox.add(row.id, { kind: 'verified', entry }, now);
+      await alarmNoLaterThan(this.ctx.storage, now + FLUSH_AFTER_MS);
       return {
         result: 'verified',
         accountId: row.account_id,
@@ -163,7 +176,13 @@ export class OtpRecipient extends DurableObject {
       row.id,
     );
     const { pruneAt } = this.logs.hit(FAILURES, failureLimit, now);
-    if (pruneAt !== null) await alarmNoLaterThan(this.ctx.storage, pruneAt);
+    if (attempts >= row.max_attempts) {
+      const session = { sessionId: row.id, email: row.email, channel: row.channel };
+      this.outbox.add(row.id, { kind: 'locked', accountId: row.account_id, session }, now);
+    }
+    const flushAt = attempts >= row.max_attempts ? now + FLUSH_AFTER_MS : null;
+    const wakeAt = Math.min(pruneAt ?? Infinity, flushAt ?? Infinity);
+    if (wakeAt !== Infinity) await alarmNoLaterThan(this.ctx.storage, wakeAt);
     return { result: 'wrong', attemptsLeft: row.max_attempts - attempts, accountId: row.account_id, email: row.email };
   }
 
@@ -179,15 +198,33 @@ export class OtpRecipient extends DurableObject {
     };
   }
 
-  /** Deletes sessions past their keep time and expired limit hits; comes back while anything is left. */
+  /** The engine has written this fact to D1: nothing left for the alarm. */
+  settle(sessionId: string, kind: SessionFact['kind']): void {
+    this.outbox.settle(sessionId, kind);
+  }
+
+  /**
+   * Writes facts a crash left behind to D1, deletes sessions past their keep time and expired limit hits;
+   * comes back while anything is left.
+   */
   async alarm(): Promise<void> {
     const now = Date.now();
     const sql = this.ctx.storage.sql;
+    for (const { sessionId, fact } of this.outbox.due(now)) {
+      try {
+        await writeSessionFact(this.env as Cloudflare.Env, fact);
+        this.outbox.settle(sessionId, fact.kind);
+      } catch (error) {
+        console.error('session fact not written yet', sessionId, fact.kind, String(error));
+      }
+    }
     sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now - KEEP_AFTER_EXPIRY_MS);
     const oldest = sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM sessions').one().at;
-    const due = [oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS, this.logs.prune(now)].filter(
-      (at) => at !== null,
-    );
+    const due = [
+      oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS,
+      this.logs.prune(now),
+      this.outbox.nextFlush(now),
+    ].filter((at) => at !== null);
     if (due.length > 0) await this.ctx.storage.setAlarm(Math.min(...due));
   }
 }

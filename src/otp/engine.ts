@@ -2,7 +2,7 @@
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
 import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
-import { listVerifications, recordVerification, type VerificationEntry } from '../db/otp-history';
+import { listVerifications, type VerificationEntry } from '../db/otp-history';
 import { findSenderByEmail } from '../db/senders';
 import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
@@ -12,9 +12,9 @@ import { bucketRule, type RateLimitCode, rateLimitError } from '../limits/rate-l
 import { canonicalAddress } from '../mail/address';
 import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
-import { queueDeliveries } from '../webhooks/deliver';
 import { otpEvent, recordEvents } from '../webhooks/produce';
 import { generateCode, hashCode } from './codes';
+import { writeSessionFact } from './facts';
 import { DEFAULT_OTP_SUBJECT, renderOtpMail } from './mail';
 
 export type OtpSendRequest = {
@@ -187,12 +187,14 @@ export async function verifyOtp(
     },
     bucketRule(env, 'otp-fails-recipient'),
   );
+  // The object kept each fact in its outbox; once D1 has it, the outbox lets go (else its alarm writes it).
   if (outcome.result === 'wrong' && outcome.attemptsLeft === 0) {
     const session = { sessionId: request.sessionId, email: outcome.email, channel: caller.channel };
-    await recordEvents(env, outcome.accountId, [otpEvent('otp.locked', session)]);
+    await writeSessionFact(env, { kind: 'locked', accountId: outcome.accountId, session });
+    waitUntil(object.settle(request.sessionId, 'locked'));
   }
   if (outcome.result === 'verified') {
-    await keepVerification(env, {
+    const handedOff = await keepVerification(env, {
       accountId: outcome.accountId,
       channel: caller.channel,
       sessionId: request.sessionId,
@@ -200,6 +202,7 @@ export async function verifyOtp(
       sentAt: nowIso(new Date(outcome.sentAt)),
       verifiedAt: nowIso(new Date(outcome.verifiedAt)),
     });
+    if (handedOff) waitUntil(object.settle(request.sessionId, 'verified'));
   }
   return outcome;
 }
@@ -231,18 +234,23 @@ export function verifyError(env: Bindings, outcome: Exclude<VerifyOutcome, { res
 }
 
 /**
- * Writes the history row of a verification. The session is already consumed, so a failed write must
- * not turn the success into an error the caller cannot retry: the row goes through the queue instead.
+ * Writes the history row of a verification (with its event). The session is already consumed, so a
+ * failed write must not turn the success into an error the caller cannot retry: the row goes through
+ * the queue instead. Returns whether D1 or the queue has it (if neither, the object's outbox does).
  */
-async function keepVerification(env: Bindings, entry: VerificationEntry) {
+async function keepVerification(env: Bindings, entry: VerificationEntry): Promise<boolean> {
   try {
-    await queueDeliveries(env, await recordVerification(env.DB, entry));
+    await writeSessionFact(env, { kind: 'verified', entry });
+    return true;
   } catch (writeError) {
     const job: VerificationHistoryJob = { kind: 'otp-history', entry };
-    await env.MAIL_QUEUE.send(job, { contentType: 'json' }).catch((queueError: unknown) => {
-      // Both stores failed: the verification stands, only its history row is lost.
-      console.error('verification history lost', entry.sessionId, String(writeError), String(queueError));
-    });
+    return env.MAIL_QUEUE.send(job, { contentType: 'json' }).then(
+      () => true,
+      (queueError: unknown) => {
+        console.error('verification history not written yet', entry.sessionId, String(writeError), String(queueError));
+        return false;
+      },
+    );
   }
 }
 

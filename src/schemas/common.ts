@@ -84,6 +84,17 @@ export const templateVars = z
 /** Success envelope. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
 
+/** A page of a list: `{ [key]: items, total, page, totalPages }` (the send log, suppressions, deliveries). */
+export const pageOf = <K extends string, T extends z.ZodType>(key: K, item: T) =>
+  envelope(
+    z.object({
+      [key]: z.array(item),
+      total: z.number().int(),
+      page: z.number().int(),
+      totalPages: z.number().int(),
+    } as { [P in K]: z.ZodArray<T> } & { total: z.ZodNumber; page: z.ZodNumber; totalPages: z.ZodNumber }),
+  );
+
 /** Error envelope (decisions.md): the code, a message naming the field, optional details and resetAt. */
 export const errorEnvelope = <const Codes extends readonly [string, ...string[]]>(codes: Codes) =>
   z.object({

@@ -4,6 +4,7 @@ import {
   bodyText,
   emailAddress,
   envelope,
+  pageOf,
   priority,
   recipients,
   resourceId,
@@ -94,11 +95,4 @@ export const emailDetailResponse = envelope(
   }),
 );
 
-export const emailListResponse = envelope(
-  z.object({
-    emails: z.array(emailLogEntry),
-    total: z.number().int(),
-    page: z.number().int(),
-    totalPages: z.number().int(),
-  }),
-);
+export const emailListResponse = pageOf('emails', emailLogEntry);

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { emailAddress, envelope, label } from './common';
+import { emailAddress, envelope, label, pageOf } from './common';
 
 export const suppression = z.object({
   email: z.string().openapi({ description: 'The mailbox in its canonical form (lower case, unquoted, punycode)' }),
@@ -10,14 +10,7 @@ export const suppression = z.object({
   createdAt: z.string(),
 });
 
-export const suppressionListResponse = envelope(
-  z.object({
-    suppressions: z.array(suppression),
-    total: z.number().int(),
-    page: z.number().int(),
-    totalPages: z.number().int(),
-  }),
-);
+export const suppressionListResponse = pageOf('suppressions', suppression);
 
 /** POST /api/v1/suppressions */
 export const addSuppressionBody = z.strictObject({ email: emailAddress, reason: label.optional() });

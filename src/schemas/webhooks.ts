@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES } from '../webhooks/events';
-import { envelope, label, resourceId } from './common';
+import { envelope, label, pageOf, resourceId } from './common';
 
 const eventList = z
   .array(z.enum(EVENT_TYPES))
@@ -78,11 +78,4 @@ export const delivery = z.object({
   updatedAt: z.string(),
 });
 export const deliveryResponse = envelope(delivery);
-export const deliveryListResponse = envelope(
-  z.object({
-    deliveries: z.array(delivery),
-    total: z.number().int(),
-    page: z.number().int(),
-    totalPages: z.number().int(),
-  }),
-);
+export const deliveryListResponse = pageOf('deliveries', delivery);

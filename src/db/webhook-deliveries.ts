@@ -156,7 +156,10 @@ export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAtt
   ]);
 }
 
-/** Pending deliveries overdue by `graceSeconds` with no live lease: due again now (the sweep queues them). */
+/**
+ * Pending deliveries of enabled endpoints overdue by `graceSeconds` with no live lease: due again now (the
+ * sweep queues them). A disabled endpoint's pending deliveries wait until it is enabled again.
+ */
 export async function claimOverdueDeliveries(db: D1Database, graceSeconds: number, limit: number): Promise<string[]> {
   const now = new Date();
   const rows = await db
@@ -165,6 +168,7 @@ export async function claimOverdueDeliveries(db: D1Database, graceSeconds: numbe
        WHERE id IN (
          SELECT id FROM webhook_deliveries
          WHERE status = 'pending' AND due_at < ?2 AND (lease_until IS NULL OR lease_until < ?1)
+           AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = endpoint_id AND w.enabled = 1)
          ORDER BY due_at LIMIT ?3)
        RETURNING id`,
     )

@@ -183,6 +183,29 @@ describe('endpoint health and recovery', () => {
     expect(delivery).toMatchObject({ webhookId: 'msg_lostinthecrash', signatureValid: true });
   });
 
+  it("a disabled endpoint's pending deliveries wait; enabled again, the sweep delivers them", async () => {
+    const { mailKey } = await newAccount();
+    const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
+    await call('PATCH', `/api/v1/webhooks/${webhook.id}`, { token: mailKey, body: { enabled: false } });
+    const test = await call<WebhookDelivery>('POST', `/api/v1/webhooks/${webhook.id}/test`, { token: mailKey });
+    const overdue = new Date(Date.now() - 120_000).toISOString();
+    await env.DB.prepare('UPDATE webhook_deliveries SET due_at = ? WHERE id = ?')
+      .bind(overdue, test.json.data.id)
+      .run();
+    await worker.scheduled(createScheduledController(), env);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await receivedAt(key)).toHaveLength(0);
+    const due = await env.DB.prepare('SELECT due_at FROM webhook_deliveries WHERE id = ?')
+      .bind(test.json.data.id)
+      .first<{ due_at: string }>();
+    expect(due!.due_at).toBe(overdue); // the sweep did not take it
+
+    await call('PATCH', `/api/v1/webhooks/${webhook.id}`, { token: mailKey, body: { enabled: true } });
+    await worker.scheduled(createScheduledController(), env);
+    const [delivery] = await waitForEvents(key, ['webhook.test']);
+    expect(delivery!.webhookId).toBe(test.json.data.id);
+  });
+
   it('an endpoint that does not answer times out after 10 s and is retried', async () => {
     const { mailKey } = await newAccount();
     const { key, webhook } = await newWebhook(mailKey, ['email.queued']);

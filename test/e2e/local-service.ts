@@ -1,6 +1,6 @@
-// A private copy of the service as `npm start` runs it (scripts/start.mjs: migrations, `wrangler dev`, the
-// outbox sweep, a demo account), on its own ports and state directory, with our own SMTP server instead
-// of maildev. It can be SIGKILLed as a whole process group and started again on the same state.
+// A copy of the service as `npm start` runs it (scripts/start.mjs: migrations, maildev or our own SMTP
+// server, `wrangler dev`, the outbox sweep, a demo account), on its own ports and state directory. It can
+// be SIGKILLed as a whole process group and started again on the same state.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
@@ -27,12 +27,21 @@ export type ServiceOptions = {
   stateDir: string;
   port: number;
   smtpPort: number;
+  /** Runs maildev (the inbox of `npm start`) on this port; without it, bring your own SMTP server. */
+  inboxPort?: number;
   /** Worker vars (`wrangler dev --var`). */
   vars: Record<string, string>;
   sweepSeconds: number;
 };
 
-export type Ready = { baseUrl: string; mailKey: string };
+/** What scripts/start.mjs writes to postcode-ready.json. */
+export type Ready = {
+  baseUrl: string;
+  adminToken: string;
+  accountId: string;
+  mailKey: string;
+  serverOtpKey: string;
+};
 
 export class LocalService {
   private child: ChildProcess | null = null;
@@ -45,7 +54,7 @@ export class LocalService {
 
   /** Starts scripts/start.mjs in its own process group and waits until it is ready. */
   async start(): Promise<Ready> {
-    const { stateDir, port, smtpPort, vars, sweepSeconds } = this.options;
+    const { stateDir, port, smtpPort, inboxPort, vars, sweepSeconds } = this.options;
     const readyFile = join(stateDir, 'postcode-ready.json');
     rmSync(readyFile, { force: true });
     const log = createWriteStream(this.logPath, { flags: 'a' });
@@ -58,7 +67,7 @@ export class LocalService {
         PORT: String(port),
         POSTCODE_SMTP_PORT: String(smtpPort),
         POSTCODE_STATE_DIR: stateDir,
-        POSTCODE_NO_INBOX: '1',
+        ...(inboxPort === undefined ? { POSTCODE_NO_INBOX: '1' } : { POSTCODE_INBOX_PORT: String(inboxPort) }),
         POSTCODE_QUIET: '1',
         POSTCODE_SWEEP_SECONDS: String(sweepSeconds),
         POSTCODE_EXTRA_VARS: Object.entries(vars)

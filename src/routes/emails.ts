@@ -1,6 +1,6 @@
 import { mailApi } from '../auth/guards';
 import { requireSmtp } from '../config';
-import { findEmailDetail, listEmails } from '../db/emails';
+import { findEmailDetail, listEmails } from '../db/send-log';
 import { ApiError } from '../errors';
 import { composeEmail } from '../mail/compose';
 import { submitEmail } from '../mail/submit';

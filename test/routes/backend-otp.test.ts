@@ -6,6 +6,7 @@ import {
   call,
   codeFromInbox,
   expectError,
+  expectFieldErrors,
   inbox,
   newAccount,
   postWith,
@@ -110,13 +111,7 @@ describe('POST /api/v1/backend-otp/send', () => {
       [{ email: 'nope' }, 'email'],
       [{}, 'email'],
     ];
-    for (const [body, field] of cases) {
-      const res = await send(serverKey, body);
-      expectError(res, 400, 'INVALID_INPUT');
-      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(
-        true,
-      );
-    }
+    await expectFieldErrors((body) => send(serverKey, body), cases);
     expect(await inbox(email)).toHaveLength(0);
   });
 

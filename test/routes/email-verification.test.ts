@@ -7,6 +7,7 @@ import {
   call,
   codeFromInbox,
   expectError,
+  expectFieldErrors,
   inbox,
   newAccount,
   postWith,
@@ -117,13 +118,7 @@ describe('POST /api/v1/email-verification/send', () => {
       [{ email, verificationLine: 'line\nbreak' }, 'verificationLine'],
       [{ email: 'not an address' }, 'email'],
     ];
-    for (const [body, field] of cases) {
-      const res = await send(serverKey, body);
-      expectError(res, 400, 'INVALID_INPUT');
-      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(
-        true,
-      );
-    }
+    await expectFieldErrors((body) => send(serverKey, body), cases);
     expect(await inbox(email)).toHaveLength(0);
   });
 

@@ -5,6 +5,7 @@ import { buildApp } from '../../src/app';
 import {
   call,
   expectError,
+  expectFieldErrors,
   inbox,
   newAccount,
   sendLogTotal,
@@ -111,13 +112,7 @@ describe('POST /api/v1/emails', () => {
       [{ to: 42, subject: 's', text: 't' }, 'to'],
       [{ to, subject: ['s'], text: 't' }, 'subject'],
     ];
-    for (const [body, field] of cases) {
-      const res = await queue(mailKey, body);
-      expectError(res, 400, 'INVALID_INPUT');
-      expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(
-        true,
-      );
-    }
+    await expectFieldErrors((body) => queue(mailKey, body), cases);
     expect(await sendLogTotal(mailKey)).toBe(0);
   });
 

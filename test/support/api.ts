@@ -203,6 +203,15 @@ export function expectError(res: ApiResponse, status: number, code: string) {
   });
 }
 
+/** Each body is refused with 400 INVALID_INPUT and an error message that starts with the field it names. */
+export async function expectFieldErrors(request: (body: unknown) => Promise<ApiResponse>, cases: [unknown, string][]) {
+  for (const [body, field] of cases) {
+    const res = await request(body);
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.json.error.message.startsWith(field), `${JSON.stringify(body)} → ${res.json.error.message}`).toBe(true);
+  }
+}
+
 /** How many emails the account's send log holds. */
 export async function sendLogTotal(mailKey: string): Promise<number> {
   const res = await call<EmailList>('GET', '/api/v1/emails', { token: mailKey });

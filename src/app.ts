@@ -12,6 +12,7 @@ import { emailVerificationRoutes } from './routes/email-verification';
 import { emailRoutes } from './routes/emails';
 import { instantOtpRoutes, otpCors } from './routes/instant-otp';
 import { metaRoutes } from './routes/meta';
+import { sendLogRoutes } from './routes/send-log';
 import { suppressionRoutes } from './routes/suppressions';
 import { templateRoutes } from './routes/templates';
 import { verifyPage, verifyPageRoutes } from './routes/verify-page';
@@ -56,7 +57,7 @@ export function buildApp() {
   app.use('/api/v1/instant-otp/*', otpCors);
   app.use('/api/v1/otp/*', otpCors);
 
-  for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, templateRoutes, instantOtpRoutes])
+  for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, sendLogRoutes, templateRoutes, instantOtpRoutes])
     app.route('/', routes);
   for (const routes of [suppressionRoutes, webhookRoutes, backendOtpRoutes, emailVerificationRoutes, adminRoutes])
     app.route('/', routes);

@@ -35,7 +35,7 @@ export function sessionObjectIdOf(sessionId: string): string | null {
 }
 
 /** Secrets handed to clients once: 160 random bits. */
-export function newSecret(prefix: 'pc_key_' | 'pc_otp_' | 'pc_otp_sec_'): string {
+export function newSecret(prefix: 'pc_key_' | 'pc_test_' | 'pc_otp_' | 'pc_otp_sec_'): string {
   return prefix + randomBase32(160);
 }
 

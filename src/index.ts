@@ -3,7 +3,7 @@ import { config } from './config';
 import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
-import { type QueuedJob, recoverOverdueMail, releaseHeldMail } from './queue/producer';
+import { dispatchScheduledMail, type QueuedJob, recoverOverdueMail, releaseHeldMail } from './queue/producer';
 import { recoverOverdueDeliveries } from './webhooks/deliver';
 
 const app = buildApp();
@@ -14,10 +14,11 @@ export default {
     if (batch.queue.endsWith('-dlq')) await handleDeadLetters(batch);
     else await deliverMailBatch(batch, env);
   },
-  // Every minute: held mail goes out if an unfreeze was interrupted; overdue mail and webhook deliveries
-  // are queued again.
+  // Every minute: held mail goes out if an unfreeze was interrupted; scheduled mail coming due is queued;
+  // overdue mail and webhook deliveries are queued again.
   async scheduled(_controller, env) {
     if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
+    await dispatchScheduledMail(env);
     const { graceSeconds } = config(env).outbox;
     await recoverOverdueMail(env, graceSeconds);
     await recoverOverdueDeliveries(env, graceSeconds);

@@ -4,6 +4,8 @@ import type { AppEnv } from './env';
 import { ApiError } from './errors';
 
 export const MAX_JSON_BODY_BYTES = 512 * 1024;
+/** Routes that take attachments: their base64 content may take a body past 512 KiB (see `checkContentSize`). */
+export const MAX_ATTACHMENT_BODY_BYTES = 16 * 1024 * 1024;
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
@@ -13,24 +15,26 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
  * Hono's body cache, where the route's zod validator picks it up; the raw text is kept for the
  * idempotency hash.
  */
-export const readJsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0]!.trim();
-  if (!JSON_MEDIA_TYPE.test(mediaType)) {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type: expected application/json');
-  }
-  const bytes = await readCapped(c, MAX_JSON_BODY_BYTES);
-  let text: string;
-  let parsed: unknown;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-    parsed = JSON.parse(text);
-  } catch {
-    throw new ApiError('INVALID_INPUT', 'body: expected a valid JSON document');
-  }
-  c.req.bodyCache.json = Promise.resolve(parsed);
-  c.set('jsonBody', text);
-  await next();
-};
+export const readJsonBody =
+  (limit = MAX_JSON_BODY_BYTES): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0]!.trim();
+    if (!JSON_MEDIA_TYPE.test(mediaType)) {
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type: expected application/json');
+    }
+    const bytes = await readCapped(c, limit);
+    let text: string;
+    let parsed: unknown;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ApiError('INVALID_INPUT', 'body: expected a valid JSON document');
+    }
+    c.req.bodyCache.json = Promise.resolve(parsed);
+    c.set('jsonBody', text);
+    await next();
+  };
 
 /** The body's bytes, or 413 once more than `limit` arrived (declared or streamed). */
 export async function readCapped(c: Context, limit: number): Promise<Uint8Array> {
@@ -63,8 +67,28 @@ export async function readCapped(c: Context, limit: number): Promise<Uint8Array>
 
 const tooLarge = (limit: number) => new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`);
 
-function describePath(path: PropertyKey[]): string {
-  return path.length === 0 ? 'body' : path.map(String).join('.');
+/**
+ * On routes with attachments the body may be larger, but only by the attachments' base64 `content`:
+ * everything else keeps the 512 KiB limit of every other body.
+ */
+export function checkContentSize(jsonBody: string, attachmentContent: number): void {
+  if (jsonBody.length <= MAX_JSON_BODY_BYTES) return;
+  const bytes = new TextEncoder().encode(jsonBody).length;
+  if (bytes - attachmentContent > MAX_JSON_BODY_BYTES) {
+    throw new ApiError(
+      'PAYLOAD_TOO_LARGE',
+      `body: larger than ${MAX_JSON_BODY_BYTES} bytes besides the attachments' content`,
+    );
+  }
+}
+
+/** `emails[3].attachments[0].filename`: list positions in brackets, object keys joined with dots. */
+export function describePath(path: PropertyKey[]): string {
+  if (path.length === 0) return 'body';
+  return path.reduce<string>((out, key, index) => {
+    if (typeof key === 'number') return `${out}[${key}]`;
+    return index === 0 ? String(key) : `${out}.${String(key)}`;
+  }, '');
 }
 
 /** Turns a zod failure into one 400 INVALID_INPUT naming the first offending field (all of them in details). */

@@ -1,5 +1,6 @@
 // Cross-cutting behaviour: envelope, request ids, unknown routes and methods, body rules.
 import { describe, expect, it } from 'vitest';
+import { MAX_ATTACHMENT_BODY_BYTES } from '../src/validation';
 import { call, expectError, newAccount, uniqueAddress } from './support/api';
 
 describe('GET / and GET /health', () => {
@@ -84,7 +85,8 @@ describe('JSON bodies', () => {
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
         if (sent === 0) controller.enqueue(new TextEncoder().encode('{"to":"a@example.com","subject":"s","text":"'));
-        if (sent++ < 10) controller.enqueue(chunk);
+        // Route 1 takes attachments: its limit is MAX_ATTACHMENT_BODY_BYTES.
+        if (sent++ < MAX_ATTACHMENT_BODY_BYTES / chunk.length) controller.enqueue(chunk);
         else controller.close();
       },
     });

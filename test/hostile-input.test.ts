@@ -36,6 +36,8 @@ type BodyRoute = {
   schema: JsonSchema;
   /** Fields that name something to look up: a broken value may also answer 404 (nothing is found). */
   lookups: string[];
+  /** The documented body limit. */
+  maxBytes: number;
 };
 
 /** Values of the example that must be this test's own: its recipient, template and session. */
@@ -52,6 +54,7 @@ const ROUTES: [string, BodyRoute][] = declaredRoutes()
   .map((route) => {
     const example = route.jsonBody!.example;
     expect(Object.keys(example).length, `${route.name} declares a body example`).toBeGreaterThan(0);
+    expect(route.jsonBody!.maxBytes, `${route.name} documents its body limit`).toBeGreaterThan(0);
     const lookups = ['templateId', 'sessionId', ...('sessionId' in example ? ['email'] : [])];
     return [
       route.name,
@@ -63,6 +66,7 @@ const ROUTES: [string, BodyRoute][] = declaredRoutes()
         body: (ctx: Context) => ownValues(example, ctx),
         schema: route.jsonBody!.schema,
         lookups: lookups.filter((field) => field in example),
+        maxBytes: route.jsonBody!.maxBytes,
       },
     ];
   });
@@ -199,7 +203,7 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
     },
     {
       name: 'over the limit with Content-Length',
-      send: withBody({ ...valid, padding: 'x'.repeat(600 * 1024) }),
+      send: withBody({ ...valid, padding: 'x'.repeat(route.maxBytes + 88 * 1024) }),
       expect: [413],
     },
     {
@@ -207,7 +211,8 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
       send: raw(
         new ReadableStream<Uint8Array>({
           start(controller) {
-            for (let i = 0; i < 12; i++) controller.enqueue(new TextEncoder().encode(' '.repeat(64 * 1024)));
+            const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+            for (let i = 0; i <= route.maxBytes / chunk.length; i++) controller.enqueue(chunk);
             controller.close();
           },
         }),

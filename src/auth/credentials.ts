@@ -1,10 +1,10 @@
 import type { Context } from 'hono';
-import { findApiKeyByHash, findOtpTokenByHash, type Scope } from '../db/credentials';
+import { findApiKeyByHash, findOtpTokenByHash, type KeyMode, type Scope } from '../db/credentials';
 import { ApiError } from '../errors';
 import { cachedCredential, rememberCredential, revocationCount } from './credential-cache';
 import { sha256Hex } from './crypto';
 
-export type ApiKeyCredential = { kind: 'api_key'; id: string; accountId: string; scopes: Scope[] };
+export type ApiKeyCredential = { kind: 'api_key'; id: string; accountId: string; scopes: Scope[]; mode: KeyMode };
 export type PublicTokenCredential = {
   kind: 'public_token';
   id: string;
@@ -14,7 +14,7 @@ export type PublicTokenCredential = {
 };
 export type Credential = ApiKeyCredential | PublicTokenCredential;
 
-// Our tokens are `pc_key_` / `pc_otp_` + base32; anything longer is not ours and is not hashed.
+// Our tokens are `pc_key_` / `pc_test_` / `pc_otp_` + base32; anything longer is not ours and is not hashed.
 const BEARER = /^Bearer +([A-Za-z0-9_]{1,128})$/i;
 
 /** Resolves `Authorization: Bearer <token>` to a live credential, or throws 401. */
@@ -34,9 +34,11 @@ export async function resolveCredential(db: D1Database, authorization: string | 
 }
 
 async function lookUpCredential(db: D1Database, token: string, tokenHash: string): Promise<Credential | null> {
-  if (token.startsWith('pc_key_')) {
+  if (token.startsWith('pc_key_') || token.startsWith('pc_test_')) {
     const key = await findApiKeyByHash(db, tokenHash);
-    if (key && !key.revokedAt) return { kind: 'api_key', id: key.id, accountId: key.accountId, scopes: key.scopes };
+    if (key && !key.revokedAt) {
+      return { kind: 'api_key', id: key.id, accountId: key.accountId, scopes: key.scopes, mode: key.mode };
+    }
   } else if (token.startsWith('pc_otp_') && !token.startsWith('pc_otp_sec_')) {
     const otpToken = await findOtpTokenByHash(db, tokenHash);
     if (otpToken && !otpToken.revokedAt) {

@@ -3,12 +3,15 @@ import { newId, newSecret, nowIso } from '../ids';
 
 export const SCOPES = ['mail_api', 'server_otp'] as const;
 export type Scope = (typeof SCOPES)[number];
+/** `test` keys (`pc_test_…`) run the mail pipeline without ever opening SMTP. */
+export type KeyMode = 'live' | 'test';
 
 export type ApiKey = {
   id: string;
   accountId: string;
   name: string | null;
   scopes: Scope[];
+  mode: KeyMode;
   createdAt: string;
   revokedAt: string | null;
 };
@@ -27,6 +30,7 @@ type ApiKeyRow = {
   account_id: string;
   name: string | null;
   scopes: string;
+  mode: KeyMode;
   created_at: string;
   revoked_at: string | null;
 };
@@ -45,6 +49,7 @@ const toApiKey = (row: ApiKeyRow): ApiKey => ({
   accountId: row.account_id,
   name: row.name,
   scopes: JSON.parse(row.scopes) as Scope[],
+  mode: row.mode,
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
 });
@@ -64,19 +69,22 @@ export async function createApiKey(
   accountId: string,
   scopes: Scope[],
   name: string | null,
+  mode: KeyMode = 'live',
 ): Promise<{ apiKey: ApiKey; key: string }> {
-  const key = newSecret('pc_key_');
-  const apiKey: ApiKey = { id: newId('key'), accountId, name, scopes, createdAt: nowIso(), revokedAt: null };
+  const key = newSecret(mode === 'test' ? 'pc_test_' : 'pc_key_');
+  const apiKey: ApiKey = { id: newId('key'), accountId, name, scopes, mode, createdAt: nowIso(), revokedAt: null };
   await db
-    .prepare('INSERT INTO api_keys (id, account_id, name, key_hash, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-    .bind(apiKey.id, accountId, name, await sha256Hex(key), JSON.stringify(scopes), apiKey.createdAt)
+    .prepare(
+      'INSERT INTO api_keys (id, account_id, name, key_hash, scopes, mode, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    )
+    .bind(apiKey.id, accountId, name, await sha256Hex(key), JSON.stringify(scopes), mode, apiKey.createdAt)
     .run();
   return { apiKey, key };
 }
 
 export async function findApiKeyByHash(db: D1Database, keyHash: string): Promise<ApiKey | null> {
   const row = await db
-    .prepare('SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE key_hash = ?')
+    .prepare('SELECT id, account_id, name, scopes, mode, created_at, revoked_at FROM api_keys WHERE key_hash = ?')
     .bind(keyHash)
     .first<ApiKeyRow>();
   return row ? toApiKey(row) : null;

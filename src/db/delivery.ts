@@ -5,6 +5,7 @@ import type { AttemptResult, Recipient } from '../mail/outcome';
 import type { WebhookEvent } from '../webhooks/events';
 import { eventsInsert } from './email-events';
 import { type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
+import { SCHEDULE_DISPATCH_SECONDS } from './outbox';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 /** A message may arrive a little before the time its row is due (clocks, queue delays). */
@@ -14,7 +15,7 @@ export type DeliveryClaim =
   | { kind: 'claimed'; email: EmailRecord; recipients: Recipient[]; suppressed: Set<string> }
   | { kind: 'done' } // unknown, finished, or not due yet (a later message or the sweep brings it back)
   | { kind: 'held' } // held for freeze mode: it is queued again on release
-  | { kind: 'busy'; retryInSeconds: number }; // another consumer holds the lease
+  | { kind: 'busy'; retryInSeconds: number }; // another consumer holds the lease, or a scheduled time is near
 
 type RecipientRow = {
   email_id: string;
@@ -50,8 +51,8 @@ export async function claimForDelivery(
   const [, selected, recipientRows] = await db.batch([
     db
       .prepare(
-        `UPDATE emails SET lease_until = ?1, lease_owner = ?4
-         WHERE id IN (SELECT value FROM json_each(?2)) AND status = 'QUEUED' AND held = 0
+        `UPDATE emails SET lease_until = ?1, lease_owner = ?4, status = 'QUEUED'
+         WHERE id IN (SELECT value FROM json_each(?2)) AND status IN ('QUEUED', 'SCHEDULED') AND held = 0
            AND (lease_until IS NULL OR lease_until < ?3) AND (due_at IS NULL OR due_at <= ?5)`,
       )
       .bind(
@@ -71,7 +72,12 @@ export async function claimForDelivery(
       )
       .bind(idList, owner),
   ]);
-  type ClaimRow = EmailRow & { held: number; lease_until: string | null; lease_owner: string | null };
+  type ClaimRow = EmailRow & {
+    held: number;
+    lease_until: string | null;
+    lease_owner: string | null;
+    due_at: string | null;
+  };
   const rows = new Map((selected!.results as ClaimRow[]).map((row) => [row.id, row]));
   const recipients = new Map<string, RecipientRow[]>();
   for (const row of recipientRows!.results as RecipientRow[]) {
@@ -80,7 +86,8 @@ export async function claimForDelivery(
   const claims = new Map<string, DeliveryClaim>();
   for (const id of ids) {
     const row = rows.get(id);
-    if (row?.status !== 'QUEUED') claims.set(id, { kind: 'done' });
+    if (row?.status === 'SCHEDULED') claims.set(id, scheduledLater(row.due_at, now));
+    else if (row?.status !== 'QUEUED') claims.set(id, { kind: 'done' });
     else if (row.held === 1) claims.set(id, { kind: 'held' });
     else if (row.lease_owner === owner) {
       const list = recipients.get(id) ?? [];
@@ -92,6 +99,17 @@ export async function claimForDelivery(
     } else claims.set(id, { kind: 'done' }); // not due yet
   }
   return { owner, claims };
+}
+
+/**
+ * A SCHEDULED email whose message came before its time (a delay cut short, or a message of an earlier
+ * time after a PATCH): wait for the time when it is near, else leave it to the scheduled handler.
+ */
+function scheduledLater(dueAt: string | null, now: number): DeliveryClaim {
+  const seconds = Math.ceil((Date.parse(dueAt ?? '') - now) / 1000);
+  return seconds > 0 && seconds <= SCHEDULE_DISPATCH_SECONDS
+    ? { kind: 'busy', retryInSeconds: seconds }
+    : { kind: 'done' };
 }
 
 export type AttemptRecord = {

@@ -3,6 +3,12 @@ import { nowIso } from '../ids';
 import { eventsInsert } from './email-events';
 
 /**
+ * A scheduled email gets its queue message (delayed to its time) once it is due within this long; the
+ * scheduled handler, every minute, dispatches the rest as their time comes (D1 is the truth).
+ */
+export const SCHEDULE_DISPATCH_SECONDS = 90;
+
+/**
  * Marks up to `limit` overdue emails as due again now and returns their ids: QUEUED, not held, no live
  * delivery lease, and due for longer than `graceSeconds` (their queue message was lost, or its consumer
  * died). Claiming by moving `due_at` means a second sweep running at the same time does not take them
@@ -27,4 +33,20 @@ export async function claimOverdueEmails(db: D1Database, graceSeconds: number, l
     await db.batch(ids.map((id) => eventsInsert(db, id, [{ type: 'recovered', detail: null }], at)));
   }
   return ids;
+}
+
+/**
+ * SCHEDULED emails due within `withinSeconds` (overdue ones included: their message was lost, or is still
+ * on its way), soonest first, for the scheduled handler to queue with a delay up to their time.
+ */
+export async function listScheduledDue(
+  db: D1Database,
+  withinSeconds: number,
+  limit: number,
+): Promise<{ id: string; dueAt: string }[]> {
+  const rows = await db
+    .prepare(`SELECT id, due_at FROM emails WHERE status = 'SCHEDULED' AND due_at <= ? ORDER BY due_at LIMIT ?`)
+    .bind(nowIso(new Date(Date.now() + withinSeconds * 1000)), limit)
+    .all<{ id: string; due_at: string }>();
+  return rows.results.map((r) => ({ id: r.id, dueAt: r.due_at }));
 }

@@ -73,18 +73,18 @@ export class HitLogs {
   }
 
   /**
-   * Counts one hit in `log` if its window has room; a refused hit is not counted. `pruneAt` is set
-   * when this hit was persisted: the owner's alarm must run `prune` no later than that.
+   * Counts `count` hits in `log` if its window has room for all of them; refused hits are not counted.
+   * `pruneAt` is set when the hits were persisted: the owner's alarm must run `prune` no later than that.
    */
-  hit(log: string, rule: WindowRule, now = Date.now()): { decision: RateDecision; pruneAt: number | null } {
+  hit(log: string, rule: WindowRule, now = Date.now(), count = 1): { decision: RateDecision; pruneAt: number | null } {
     const hits = this.hitsOf(log, rule.windowSeconds, now);
-    const allowed = hits.length < rule.limit;
+    const allowed = hits.length + count <= rule.limit;
     let pruneAt: number | null = null;
     if (allowed) {
-      hits.push(now);
+      for (let i = 0; i < count; i++) hits.push(now);
       if (isPersisted(rule.windowSeconds)) {
         this.hasTable(true);
-        this.sql.exec('INSERT INTO log_hits (log, at) VALUES (?, ?)', log, now);
+        for (let i = 0; i < count; i++) this.sql.exec('INSERT INTO log_hits (log, at) VALUES (?, ?)', log, now);
         pruneAt = now + MAX_PERSISTED_WINDOW_MS + 1000;
       }
     }

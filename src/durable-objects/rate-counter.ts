@@ -9,9 +9,9 @@ import { alarmNoLaterThan, HitLogs, type RateDecision } from './hit-logs';
 export class RateCounter extends DurableObject {
   private readonly logs = new HitLogs(this.ctx.storage.sql);
 
-  /** Counts one hit in `log` if its window has room; a refused hit is not counted. */
-  async hit(limit: number, windowSeconds: number, log = 'hits'): Promise<RateDecision> {
-    const { decision, pruneAt } = this.logs.hit(log, { limit, windowSeconds });
+  /** Counts `count` hits in `log` if its window has room for all; refused hits are not counted. */
+  async hit(limit: number, windowSeconds: number, log = 'hits', count = 1): Promise<RateDecision> {
+    const { decision, pruneAt } = this.logs.hit(log, { limit, windowSeconds }, Date.now(), count);
     if (pruneAt !== null) await alarmNoLaterThan(this.ctx.storage, pruneAt);
     return decision;
   }

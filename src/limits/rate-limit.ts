@@ -37,10 +37,15 @@ export function counterObject(env: Bindings, bucket: CounterBucket, subject: str
   return env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(`${bucket}:${subject}`));
 }
 
-/** Counts one hit in the counter object of this bucket and subject (refused hits are not counted). */
-export async function hitBucket(env: Bindings, bucket: CounterBucket, subject: string): Promise<RateDecision> {
+/** Counts `count` hits in the counter object of this bucket and subject (refused hits are not counted). */
+export async function hitBucket(
+  env: Bindings,
+  bucket: CounterBucket,
+  subject: string,
+  count = 1,
+): Promise<RateDecision> {
   const { limit, windowSeconds } = bucketRule(env, bucket);
-  return counterObject(env, bucket, subject).hit(limit, windowSeconds, bucket);
+  return counterObject(env, bucket, subject).hit(limit, windowSeconds, bucket, count);
 }
 
 function rateHeaders(decision: RateDecision): Record<string, string> {
@@ -81,9 +86,23 @@ export type RouteLimit = keyof typeof ROUTE_BUCKETS;
  */
 export const rateLimit = (kind: RouteLimit, code: RateLimitCode = 'RATE_LIMITED') =>
   createMiddleware<GuardedEnv<Credential>>(async (c, next) => {
-    const checks = [hitBucket(c.env, ROUTE_BUCKETS[kind], c.var.credential.id)];
-    const ip = clientIp(c);
-    if (kind === 'mail' && ip) checks.push(hitBucket(c.env, 'mail-ip', ip));
-    applyDecisions(c, await Promise.all(checks), code);
+    await countHits(c, kind, 1, code);
     await next();
   });
+
+/**
+ * Counts `count` hits of a route-level limit for this request's credential (and client IP for mail). The
+ * middleware counts one per request; the batch counts the rest of its emails once it knows how many.
+ */
+export async function countHits<E extends GuardedEnv<Credential>>(
+  c: Context<E>,
+  kind: RouteLimit,
+  count: number,
+  code: RateLimitCode = 'RATE_LIMITED',
+) {
+  if (count <= 0) return;
+  const checks = [hitBucket(c.env, ROUTE_BUCKETS[kind], c.var.credential.id, count)];
+  const ip = clientIp(c);
+  if (kind === 'mail' && ip) checks.push(hitBucket(c.env, 'mail-ip', ip, count));
+  applyDecisions(c, await Promise.all(checks), code);
+}

@@ -1,15 +1,24 @@
-import { defaultSender, type Mailbox } from '../config';
-import type { NewEmail, Priority } from '../db/emails';
+import { config, defaultSender, type Mailbox } from '../config';
+import type { EmailTag, NewEmail, Priority } from '../db/emails';
 import { findSender } from '../db/senders';
 import { findTemplate } from '../db/templates';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, nowIso } from '../ids';
+import { canonicalAddress } from './address';
+import { type AttachmentRequest, type LoadedAttachment, loadAttachments } from './attachments';
 import { escapeHtml, fillTemplate, missingVars, type TemplateVars } from './template';
 
-/** What a caller asked to send, after validation: the common shape of routes 1, 3 and 4. */
+/** What a caller asked to send, after validation: the common shape of routes 1, 3, 4 and the batch. */
 export type MailRequest = {
   to: string[];
+  cc?: string[];
+  bcc?: string[];
+  replyTo?: string[];
+  scheduledAt?: string;
+  tags?: EmailTag[];
+  headers?: Record<string, string>;
+  attachments?: AttachmentRequest[];
   subject?: string;
   html?: string;
   text?: string;
@@ -33,11 +42,32 @@ function imageBlock(url: string): string {
   return `<p><img src="${escapeHtml(url)}" alt="" style="max-width:100%"></p>`;
 }
 
+/** An email ready to be stored, and its attachments read (they go to R2 when it is stored). */
+export type ComposedEmail = { email: NewEmail; attachments: LoadedAttachment[] };
+
+/** Who sends: the account, and whether with a test key (its mail never reaches SMTP). */
+export type Sender = { accountId: string; test: boolean };
+
+/** A recipient named in to, cc and bcc goes out once, in the first of them. */
+function distinctKinds(request: MailRequest) {
+  const seen = new Set(request.to.map(canonicalAddress));
+  const fresh = (list: string[] = []) =>
+    list.filter((address) => {
+      const key = canonicalAddress(address);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  const ccAddresses = fresh(request.cc);
+  return { toAddresses: request.to, ccAddresses, bccAddresses: fresh(request.bcc) };
+}
+
 /**
  * Turns a request into the exact email that will be sent: template resolved, variables filled
- * (all or nothing), sender checked. Throws the contract's errors; stores nothing.
+ * (all or nothing), sender checked, attachments read. Throws the contract's errors; stores nothing.
  */
-export async function composeEmail(env: Bindings, accountId: string, request: MailRequest): Promise<NewEmail> {
+export async function composeEmail(env: Bindings, from: Sender, request: MailRequest): Promise<ComposedEmail> {
+  const { accountId } = from;
   const template = request.templateId ? await findTemplate(env.DB, accountId, request.templateId) : null;
   if (request.templateId && !template) {
     throw new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
@@ -67,7 +97,8 @@ export async function composeEmail(env: Bindings, accountId: string, request: Ma
 
   const id = newId('em');
   const fromDomain = sender.email.split('@').pop();
-  return {
+  const attachments = await loadAttachments(id, request.attachments ?? [], config(env).webhooks.allowInsecure);
+  const email: NewEmail = {
     id,
     accountId,
     templateId: template?.id ?? null,
@@ -80,7 +111,14 @@ export async function composeEmail(env: Bindings, accountId: string, request: Ma
     priority: request.priority ?? 'NORMAL',
     // One Message-ID for the life of the email, so a retried duplicate can be recognised.
     messageId: `<${id}@${fromDomain}>`,
-    toAddresses: request.to,
+    ...distinctKinds(request),
+    replyTo: request.replyTo ?? [],
+    headers: request.headers ?? {},
+    tags: request.tags ?? [],
+    attachments: attachments.map((a) => a.meta),
+    scheduledAt: request.scheduledAt ?? null,
+    test: from.test,
     createdAt: nowIso(),
   };
+  return { email, attachments };
 }

@@ -7,8 +7,9 @@
 // recipient waits, then SENT if at least one recipient got it, SUPPRESSED if every one was skipped, else FAILED.
 import type { RecipientRefusal, SmtpOutcome } from './smtp';
 
-export type RecipientStatus = 'QUEUED' | 'SENT' | 'FAILED' | 'SUPPRESSED';
-export type EmailStatus = RecipientStatus;
+export type RecipientStatus = 'QUEUED' | 'SENT' | 'FAILED' | 'SUPPRESSED' | 'CANCELED';
+/** SCHEDULED waits for its time (nothing sends it before); CANCELED was called off while SCHEDULED. */
+export type EmailStatus = RecipientStatus | 'SCHEDULED';
 
 export type Recipient = {
   position: number;
@@ -20,6 +21,9 @@ export type Recipient = {
 
 export type EmailEventType =
   | 'queued'
+  | 'scheduled'
+  | 'rescheduled'
+  | 'canceled'
   | 'held'
   | 'released'
   | 'deferred'
@@ -32,7 +36,7 @@ export type EmailEvent = { type: EmailEventType; detail: string | null };
 export type AttemptResult = {
   /** Every recipient with its status after the attempt. */
   recipients: Recipient[];
-  status: EmailStatus;
+  status: RecipientStatus;
   /** The server's reply worth keeping on the email (null when everything was accepted). */
   reply: string | null;
   /** Canonical addresses refused for good at RCPT TO: they join the suppression list. */
@@ -40,7 +44,7 @@ export type AttemptResult = {
   events: EmailEvent[];
 };
 
-export function emailStatusOf(recipients: Recipient[]): EmailStatus {
+export function emailStatusOf(recipients: Recipient[]): RecipientStatus {
   const statuses = new Set(recipients.map((r) => r.status));
   if (statuses.has('QUEUED')) return 'QUEUED';
   if (statuses.has('SENT')) return 'SENT';

@@ -22,6 +22,8 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   WEBHOOK_NOT_FOUND: 'webhookId: no such webhook endpoint for this account',
   DELIVERY_NOT_FOUND: 'deliveryId: no such delivery for this endpoint',
   WEBHOOK_LIMIT_REACHED: 'An account has at most 20 webhook endpoints',
+  EMAIL_NOT_CANCELABLE: 'emailId: only a SCHEDULED email can be canceled; this one is SENT',
+  EMAIL_NOT_SCHEDULED: 'emailId: only a SCHEDULED email can be moved; this one is QUEUED',
   METHOD_NOT_ALLOWED: 'DELETE is not allowed on this path',
   IDEMPOTENCY_CONFLICT: 'Idempotency-Key: already used with a different request body',
   PAYLOAD_TOO_LARGE: 'body: larger than 524288 bytes',

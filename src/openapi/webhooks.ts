@@ -8,8 +8,9 @@ const emailData = z.object({
   to: z.array(z.string()),
   subject: z.string(),
   status: z
-    .enum(['QUEUED', 'SENT', 'FAILED', 'SUPPRESSED'])
+    .enum(['SCHEDULED', 'QUEUED', 'SENT', 'FAILED', 'SUPPRESSED', 'CANCELED'])
     .openapi({ description: "The email's status after the fact" }),
+  tags: z.array(z.object({ name: z.string(), value: z.string() })).openapi({ description: "The email's tags" }),
   recipient: z.string().optional().openapi({ description: 'The recipient this outcome is about' }),
   reply: z.string().optional().openapi({ description: "The SMTP server's reply (deferred, failed)" }),
 });
@@ -20,11 +21,13 @@ const otpData = z.object({
 });
 
 const WHEN: Record<EventType | typeof TEST_EVENT, string> = {
-  'email.queued': 'An email was accepted and stored (routes 1, 3, 4).',
+  'email.queued':
+    'An email was accepted and stored (routes 1, 3, 4, the batch); status SCHEDULED when it waits for its time.',
   'email.sent': 'The SMTP server accepted the message for one recipient.',
   'email.deferred': 'A recipient was refused for now (4xx or a network failure); it will be retried.',
   'email.failed': 'A recipient was refused for good (5xx), or still refused when the attempts ran out.',
   'email.suppressed': 'A recipient was skipped: it is on the suppression list.',
+  'email.canceled': 'A scheduled email was canceled before its time.',
   'otp.sent': 'A one-time code was mailed (any flavour).',
   'otp.verified': 'A one-time code was verified (instant, legacy or backend).',
   'otp.locked': 'A session locked after its last wrong code.',

@@ -5,8 +5,10 @@ import { claimForDelivery, holdEmail, recordAttempt } from '../db/delivery';
 import type { EmailRecord } from '../db/emails';
 import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
+import { deleteAttachments, outgoingAttachments } from '../mail/attachments';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import { classifySmtpError, type OutgoingMail, SmtpConnection, type SmtpOutcome } from '../mail/smtp';
+import { simulatedOutcome } from '../mail/test-mode';
 import { queueDeliveries } from '../webhooks/deliver';
 import { emailAttemptEvents } from '../webhooks/produce';
 import type { Delivery } from './consumer';
@@ -20,16 +22,32 @@ import { retryDelaySeconds } from './retry';
  */
 export const DELIVERY_LEASE_SECONDS = 60;
 
-function toOutgoingMail(email: EmailRecord, waiting: Recipient[]): OutgoingMail {
+/** The message as the server gets it: Bcc recipients are in the envelope only, never in a header. */
+function toOutgoingMail(email: EmailRecord, waiting: Recipient[], attachments: R2Bucket): OutgoingMail {
   return {
     from: { email: email.fromEmail, name: email.fromName },
     to: email.toAddresses,
+    cc: email.ccAddresses,
+    replyTo: email.replyTo,
     envelopeTo: waiting.map((r) => r.address),
     subject: email.subject,
     html: email.html,
     text: email.text,
     messageId: email.messageId,
+    headers: email.headers,
+    attachments: outgoingAttachments(attachments, email.attachments),
   };
+}
+
+/** What a real server would answer, for mail queued with a test key (no SMTP is opened). */
+async function attempt(
+  email: EmailRecord,
+  waiting: Recipient[],
+  open: () => Promise<SmtpConnection>,
+  env: Bindings,
+): Promise<SmtpOutcome> {
+  if (email.test) return simulatedOutcome(waiting.map((r) => r.address));
+  return (await open()).send(toOutgoingMail(email, waiting, env.ATTACHMENTS));
 }
 
 type Settle = { result: AttemptResult; attempted: boolean };
@@ -54,7 +72,8 @@ export async function deliverEmails(
       DELIVERY_LEASE_SECONDS,
     ),
   ]);
-  let connection: SmtpConnection | null = null;
+  // Typed, not inferred: `attempt` opens it through a closure, which narrowing would not see.
+  let connection = null as SmtpConnection | null;
   try {
     for (const { message, job } of deliveries) {
       const claim = claims.get(job.emailId)!;
@@ -79,8 +98,7 @@ export async function deliverEmails(
       if (waiting.length > 0) {
         let outcome: SmtpOutcome;
         try {
-          connection ??= await SmtpConnection.open(smtp);
-          outcome = await connection.send(toOutgoingMail(email, waiting));
+          outcome = await attempt(email, waiting, async () => (connection ??= await SmtpConnection.open(smtp)), env);
         } catch (error) {
           outcome = classifySmtpError(error);
         }
@@ -89,7 +107,9 @@ export async function deliverEmails(
           connection = null;
         }
         const result = settleAttempt(skipped.recipients, outcome, email.attempts + 1 >= retry.maxAttempts);
-        settle = { result: { ...result, events: [...skipped.events, ...result.events] }, attempted: true };
+        // A test bounce does not put the address on the account's suppression list.
+        const suppress = email.test ? [] : result.suppress;
+        settle = { result: { ...result, suppress, events: [...skipped.events, ...result.events] }, attempted: true };
       }
       const attempts = email.attempts + (settle.attempted ? 1 : 0);
       const delaySeconds = retryDelaySeconds(attempts, retry.baseSeconds);
@@ -112,7 +132,11 @@ export async function deliverEmails(
         continue;
       }
       if (waitsAgain) message.retry({ delaySeconds });
-      else message.ack();
+      else {
+        message.ack();
+        // Finished: its attachments are not needed any more (a failed delete leaves them to R2's lifecycle rule).
+        await deleteAttachments(env.ATTACHMENTS, email.attachments).catch(() => undefined);
+      }
       await queueDeliveries(env, deliveryIds);
     }
   } finally {

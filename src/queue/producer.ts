@@ -1,9 +1,17 @@
 import type { Mailbox } from '../config';
-import { clearHeld, insertEmail, listHeldEmailIds, type NewEmail, unstoreEmail } from '../db/emails';
+import {
+  clearHeld,
+  insertEmails,
+  listHeldEmailIds,
+  type NewEmail,
+  type StoredEmails,
+  unstoreEmails,
+} from '../db/emails';
 import type { VerificationEntry } from '../db/otp-history';
-import { claimOverdueEmails } from '../db/outbox';
+import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from '../db/outbox';
 import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
+import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
 import { queueDeliveries, type WebhookJob } from '../webhooks/deliver';
 
 // Every job names its kind; the consumer runs one function per kind (src/queue/consumer.ts).
@@ -53,28 +61,55 @@ export function readJob(body: QueuedJob): MailJob {
 
 const emailJob = (emailId: string): EmailJob => ({ kind: 'email', emailId });
 
+/** The queue message of an email due at `dueAt` (now, or a scheduled time at most a few minutes away). */
+export function emailMessage(emailId: string, dueAt: string | null, now = Date.now()) {
+  const delaySeconds = dueAt === null ? 0 : Math.max(Math.ceil((Date.parse(dueAt) - now) / 1000), 0);
+  return { body: emailJob(emailId), contentType: 'json' as const, ...(delaySeconds > 0 ? { delaySeconds } : {}) };
+}
+
+/** Whether an email needs its queue message now (not held; not scheduled beyond the dispatch window). */
+const dispatchNow = (email: NewEmail, held: Set<string>, now: number) =>
+  !held.has(email.id) &&
+  (email.scheduledAt === null || Date.parse(email.scheduledAt) - now <= SCHEDULE_DISPATCH_SECONDS * 1000);
+
 /**
- * Stores the email as QUEUED and hands it to the delivery queue; nothing is left behind if either
- * step fails. A held email (freeze mode) gets no queue message until the operator unfreezes (see
- * `insertEmail`). Returns false when the daily allowance refused the email.
+ * Stores emails as QUEUED (or SCHEDULED), all or none, with their attachments in R2, and hands those due
+ * now to the delivery queue; nothing is left behind if a step fails. A held email (freeze mode) gets no
+ * queue message until the operator unfreezes (see `insertEmails`). Returns false when the daily allowance
+ * refused them.
  */
-export async function enqueueEmail(
+export async function enqueueEmails(
   env: Bindings,
-  email: NewEmail,
+  emails: NewEmail[],
+  attachments: LoadedAttachment[],
   options: { countTowardsAllowance: boolean },
 ): Promise<boolean> {
-  const { stored, held, deliveryIds } = await insertEmail(env.DB, email, options);
-  if (!stored) return false;
-  if (!held) {
-    try {
-      await env.MAIL_QUEUE.send(emailJob(email.id), { contentType: 'json' });
-    } catch (error) {
-      // The transaction committed; undo it (the row, its email.queued deliveries, the allowance it reserved).
-      await unstoreEmail(env.DB, email, { ...options, deliveryIds });
-      throw error;
-    }
+  await storeAttachments(env.ATTACHMENTS, attachments);
+  const metas = attachments.map((a) => a.meta);
+  let stored: StoredEmails;
+  try {
+    stored = await insertEmails(env.DB, emails, options);
+  } catch (error) {
+    await deleteAttachments(env.ATTACHMENTS, metas);
+    throw error;
   }
-  await queueDeliveries(env, deliveryIds);
+  if (!stored.stored) {
+    await deleteAttachments(env.ATTACHMENTS, metas);
+    return false;
+  }
+  const now = Date.now();
+  const messages = emails
+    .filter((email) => dispatchNow(email, stored.held, now))
+    .map((email) => emailMessage(email.id, email.scheduledAt, now));
+  try {
+    if (messages.length > 0) await env.MAIL_QUEUE.sendBatch(messages);
+  } catch (error) {
+    // The transaction committed; undo it (the rows, their email.queued deliveries, the allowance reserved).
+    await unstoreEmails(env.DB, emails, { ...options, deliveryIds: stored.deliveryIds });
+    await deleteAttachments(env.ATTACHMENTS, metas);
+    throw error;
+  }
+  await queueDeliveries(env, stored.deliveryIds);
   return true;
 }
 
@@ -110,4 +145,19 @@ export async function recoverOverdueMail(env: Bindings, graceSeconds: number): P
     await env.MAIL_QUEUE.sendBatch(chunk.map((id) => ({ body: emailJob(id), contentType: 'json' as const })));
   }
   return ids.length;
+}
+
+/**
+ * Scheduled mail (the scheduled handler, every minute): every SCHEDULED email due within the dispatch
+ * window gets a queue message delayed to its time; one already overdue goes at once (its message was lost,
+ * say with a restarted `wrangler dev`). Each email is dispatched by one or two sweeps before its time;
+ * duplicates are harmless (the consumer leases and checks status).
+ */
+export async function dispatchScheduledMail(env: Bindings): Promise<number> {
+  const due = await listScheduledDue(env.DB, SCHEDULE_DISPATCH_SECONDS, SWEEP_LIMIT);
+  const now = Date.now();
+  for (let i = 0; i < due.length; i += 100) {
+    await env.MAIL_QUEUE.sendBatch(due.slice(i, i + 100).map((e) => emailMessage(e.id, e.dueAt, now)));
+  }
+  return due.length;
 }

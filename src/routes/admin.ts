@@ -46,7 +46,12 @@ const createApiKeyRoute = route({
     status: 201,
     content: json(schema.apiKeyCreatedResponse, {
       success: true,
-      data: { id: 'key_q3w7zk2mx4ncd5ty8hbe', key: 'pc_key_n4q7zk2mx3bcd5ty8hwe6rjp2gkfm3vx', scopes: ['mail_api'] },
+      data: {
+        id: 'key_q3w7zk2mx4ncd5ty8hbe',
+        key: 'pc_key_n4q7zk2mx3bcd5ty8hwe6rjp2gkfm3vx',
+        scopes: ['mail_api'],
+        mode: 'live',
+      },
     }),
   },
 });
@@ -131,9 +136,12 @@ export const adminRoutes = router()
   })
   .openapi(createApiKeyRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
-    const { scopes, name } = c.req.valid('json');
-    const { apiKey, key } = await createApiKey(c.env.DB, account.id, scopes, name ?? null);
-    return c.json({ success: true as const, data: { id: apiKey.id, key, scopes: apiKey.scopes } }, 201);
+    const { scopes, name, mode } = c.req.valid('json');
+    const { apiKey, key } = await createApiKey(c.env.DB, account.id, scopes, name ?? null, mode);
+    return c.json(
+      { success: true as const, data: { id: apiKey.id, key, scopes: apiKey.scopes, mode: apiKey.mode } },
+      201,
+    );
   })
   .openapi(revokeApiKeyRoute, async (c) => {
     const { keyId } = c.req.valid('param');

@@ -1,17 +1,28 @@
+import type { Context } from 'hono';
+import type { ApiKeyCredential } from '../auth/credentials';
 import { mailApi } from '../auth/guards';
 import { requireSmtp } from '../config';
-import { findEmailDetail, listEmails } from '../db/send-log';
+import { SCHEDULE_DISPATCH_SECONDS } from '../db/outbox';
+import { cancelScheduled, reschedule, type ScheduleChange } from '../db/schedule';
+import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
-import { composeEmail } from '../mail/compose';
-import { submitEmail } from '../mail/submit';
+import { countHits } from '../limits/rate-limit';
+import { deleteAttachments } from '../mail/attachments';
+import type { Sender } from '../mail/compose';
+import { acceptEmails, queuedView } from '../mail/submit';
+import { emailMessage } from '../queue/producer';
 import {
-  emailDetailResponse,
+  batchBody,
+  batchResponse,
+  canceledResponse,
   emailIdParam,
-  emailListResponse,
   queuedResponse,
   queueEmailBody,
-  sendLogQuery,
+  rescheduleBody,
+  rescheduledResponse,
 } from '../schemas/emails';
+import { MAX_ATTACHMENT_BODY_BYTES } from '../validation';
+import { queueDeliveries } from '../webhooks/deliver';
 import { json, route, router } from './route';
 
 export const QUEUED_EXAMPLE = {
@@ -27,15 +38,28 @@ export const EMAIL_LINKS = {
 /** Errors of every route that queues mail (routes 1, 3, 4). */
 export const QUEUE_ERRORS = ['SENDER_NOT_VERIFIED', 'SMTP_NOT_CONFIGURED'] as const;
 
+type MailContext = Context<GuardedEnv<ApiKeyCredential>>;
+
+/** Examples of a scheduled time must be valid whenever the document is read: tomorrow, 09:00 UTC. */
+const TOMORROW_9AM = `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T09:00:00.000Z`;
+
+/** Who is sending, as the mail pipeline needs it: the account, and whether with a test key. */
+export const senderOf = (c: MailContext): Sender => ({
+  accountId: c.var.credential.accountId,
+  test: c.var.credential.mode === 'test',
+});
+
 const queueEmail = route({
   method: 'post',
   path: '/api/v1/emails',
   tag: 'Mail',
   summary: 'Queue an email (1)',
+  description: 'With `scheduledAt` the email is SCHEDULED and goes out at that time (within a minute).',
   guard: mailApi,
   limit: { bucket: 'mail' },
   idempotent: true,
   body: queueEmailBody,
+  bodyLimit: MAX_ATTACHMENT_BODY_BYTES,
   bodyExample: {
     to: ['ada@example.com'],
     subject: 'Your receipt',
@@ -43,133 +67,124 @@ const queueEmail = route({
     text: 'Thanks, {{name}}!',
     vars: { name: 'Ada' },
     priority: 'NORMAL',
+    bcc: 'audit@example.com',
+    tags: [{ name: 'category', value: 'receipt' }],
   },
   success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE), links: EMAIL_LINKS },
   errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND', 'DAILY_LIMIT_REACHED'],
 });
 
-const sendLog = route({
-  method: 'get',
-  path: '/api/v1/emails',
+const queueBatch = route({
+  method: 'post',
+  path: '/api/v1/emails/batch',
   tag: 'Mail',
-  summary: 'The send log (2)',
-  description: 'Newest first; `status` and `to` narrow it down.',
+  summary: 'Queue up to 100 emails at once',
+  description:
+    'All or none: one invalid email refuses the whole batch (the message names `emails[i].field`). Each email counts against the rate limits and the daily allowance; `Idempotency-Key` covers the whole batch. Answers in input order.',
   guard: mailApi,
-  limit: { bucket: 'read' },
-  query: sendLogQuery,
+  limit: { bucket: 'mail' },
+  idempotent: true,
+  body: batchBody,
+  bodyLimit: MAX_ATTACHMENT_BODY_BYTES,
+  bodyExample: {
+    emails: [
+      { to: 'ada@example.com', subject: 'Your receipt', text: 'Thanks, Ada!' },
+      { to: 'grace@example.com', subject: 'Your receipt', text: 'Thanks, Grace!' },
+    ],
+  },
   success: {
     status: 200,
-    content: json(emailListResponse, {
+    content: json(batchResponse, {
       success: true,
-      data: {
-        emails: [
-          {
-            id: 'em_5kq2x7cu3ypmx4ndzv2a',
-            subject: 'Your receipt',
-            toAddresses: ['ada@example.com'],
-            status: 'SENT',
-            createdAt: '2026-11-21T22:45:00.000Z',
-          },
-        ],
-        total: 1,
-        page: 1,
-        totalPages: 1,
-      },
+      data: [QUEUED_EXAMPLE.data, { id: 'em_q7d3kz2mx4ncd5ty8hbe', status: 'QUEUED' }],
     }),
   },
+  errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND', 'DAILY_LIMIT_REACHED'],
 });
 
-const EMAIL_DETAIL_EXAMPLE = {
-  id: 'em_5kq2x7cu3ypmx4ndzv2a',
-  status: 'SENT' as const,
-  from: 'receipts@example.com',
-  to: ['ada@example.com', 'grace@example.com'],
-  subject: 'Your receipt',
-  messageId: '<em_5kq2x7cu3ypmx4ndzv2a@example.com>',
-  createdAt: '2026-11-21T22:45:00.000Z',
-  sentAt: '2026-11-21T22:45:01.000Z',
-  attempts: 1,
-  lastReply: '550 5.1.1 Mailbox unavailable',
-  recipients: [
-    { email: 'ada@example.com', status: 'SENT' as const },
-    { email: 'grace@example.com', status: 'FAILED' as const, reply: '550 5.1.1 Mailbox unavailable' },
-  ],
-  events: [
-    { type: 'queued' as const, at: '2026-11-21T22:45:00.000Z' },
-    { type: 'sent' as const, at: '2026-11-21T22:45:01.000Z', detail: 'ada@example.com' },
-    {
-      type: 'failed' as const,
-      at: '2026-11-21T22:45:01.000Z',
-      detail: 'grace@example.com: 550 5.1.1 Mailbox unavailable',
-    },
-  ],
-};
-
-const getEmail = route({
-  method: 'get',
-  path: '/api/v1/emails/{emailId}',
+const cancelEmail = route({
+  method: 'post',
+  path: '/api/v1/emails/{emailId}/cancel',
   tag: 'Mail',
-  summary: 'One email with its recipients and timeline',
-  description:
-    'Each recipient has its own status (`reply` when the server refused it); `events` is the timeline: queued, held, released, deferred, sent, failed, suppressed, recovered.',
+  summary: 'Cancel a scheduled email',
+  description: 'Only while it is SCHEDULED: once it has left for delivery the answer is 409 EMAIL_NOT_CANCELABLE.',
   guard: mailApi,
   limit: { bucket: 'read' },
   params: emailIdParam,
-  success: { status: 200, content: json(emailDetailResponse, { success: true, data: EMAIL_DETAIL_EXAMPLE }) },
-  errors: ['EMAIL_NOT_FOUND'],
+  success: {
+    status: 200,
+    content: json(canceledResponse, { success: true, data: { id: QUEUED_EXAMPLE.data.id, status: 'CANCELED' } }),
+  },
+  errors: ['EMAIL_NOT_FOUND', 'EMAIL_NOT_CANCELABLE'],
 });
+
+const rescheduleEmail = route({
+  method: 'patch',
+  path: '/api/v1/emails/{emailId}',
+  tag: 'Mail',
+  summary: 'Move a scheduled email',
+  description: 'Only while it is SCHEDULED (409 EMAIL_NOT_SCHEDULED otherwise).',
+  guard: mailApi,
+  limit: { bucket: 'read' },
+  params: emailIdParam,
+  body: rescheduleBody,
+  bodyExample: { scheduledAt: TOMORROW_9AM },
+  success: {
+    status: 200,
+    content: json(rescheduledResponse, {
+      success: true,
+      data: { id: QUEUED_EXAMPLE.data.id, status: 'SCHEDULED', scheduledAt: TOMORROW_9AM },
+    }),
+  },
+  errors: ['EMAIL_NOT_FOUND', 'EMAIL_NOT_SCHEDULED'],
+});
+
+/** The answer to a cancel or a move that changed nothing. */
+function unchanged(
+  change: Exclude<ScheduleChange, { kind: 'changed' }>,
+  code: 'EMAIL_NOT_CANCELABLE' | 'EMAIL_NOT_SCHEDULED',
+) {
+  if (change.kind === 'not-found') return new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
+  const verb = code === 'EMAIL_NOT_CANCELABLE' ? 'canceled' : 'moved';
+  return new ApiError(code, `emailId: only a SCHEDULED email can be ${verb}; this one is ${change.status}`);
+}
 
 export const emailRoutes = router()
   .openapi(queueEmail, async (c) => {
     requireSmtp(c.env);
-    const email = await composeEmail(c.env, c.var.credential.accountId, c.req.valid('json'));
-    await submitEmail(c.env, email, { countTowardsAllowance: true });
-    return c.json({ success: true as const, data: { id: email.id, status: 'QUEUED' as const } }, 200);
+    const [email] = await acceptEmails(c.env, senderOf(c), [c.req.valid('json')], {
+      countTowardsAllowance: true,
+      jsonBody: c.var.jsonBody,
+    });
+    return c.json({ success: true as const, data: queuedView(email!) }, 200);
   })
-  .openapi(sendLog, async (c) => {
-    const { page, limit, status, to } = c.req.valid('query');
-    const { emails, total } = await listEmails(c.env.DB, c.var.credential.accountId, page, limit, { status, to });
-    return c.json(
-      {
-        success: true as const,
-        data: {
-          emails: emails.map((e) => ({
-            id: e.id,
-            subject: e.subject,
-            toAddresses: e.toAddresses,
-            status: e.status,
-            createdAt: e.createdAt,
-          })),
-          total,
-          page,
-          totalPages: Math.ceil(total / limit),
-        },
-      },
-      200,
-    );
+  .openapi(queueBatch, async (c) => {
+    requireSmtp(c.env);
+    const { emails: requests } = c.req.valid('json');
+    // The route's limit counted the request as one email; the rest of the batch counts too.
+    await countHits(c, 'mail', requests.length - 1);
+    const emails = await acceptEmails(c.env, senderOf(c), requests, {
+      countTowardsAllowance: true,
+      jsonBody: c.var.jsonBody,
+    });
+    return c.json({ success: true as const, data: emails.map(queuedView) }, 200);
   })
-  .openapi(getEmail, async (c) => {
-    const found = await findEmailDetail(c.env.DB, c.var.credential.accountId, c.req.valid('param').emailId);
-    if (!found) throw new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
-    const { email, recipients, events } = found;
-    return c.json(
-      {
-        success: true as const,
-        data: {
-          id: email.id,
-          status: email.status,
-          from: email.fromEmail,
-          to: email.toAddresses,
-          subject: email.subject,
-          messageId: email.messageId,
-          createdAt: email.createdAt,
-          ...(email.sentAt ? { sentAt: email.sentAt } : {}),
-          attempts: email.attempts,
-          ...(email.lastReply ? { lastReply: email.lastReply } : {}),
-          recipients,
-          events,
-        },
-      },
-      200,
-    );
+  .openapi(cancelEmail, async (c) => {
+    const { emailId } = c.req.valid('param');
+    const change = await cancelScheduled(c.env.DB, senderOf(c), emailId);
+    if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_CANCELABLE');
+    await deleteAttachments(c.env.ATTACHMENTS, change.attachments);
+    await queueDeliveries(c.env, change.deliveryIds);
+    return c.json({ success: true as const, data: { id: emailId, status: 'CANCELED' as const } }, 200);
+  })
+  .openapi(rescheduleEmail, async (c) => {
+    const { emailId } = c.req.valid('param');
+    const { scheduledAt } = c.req.valid('json');
+    const change = await reschedule(c.env.DB, senderOf(c), emailId, scheduledAt);
+    if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_SCHEDULED');
+    // Due soon: its message now (the scheduled handler would take up to a minute to see it).
+    if (Date.parse(scheduledAt) - Date.now() <= SCHEDULE_DISPATCH_SECONDS * 1000) {
+      await c.env.MAIL_QUEUE.sendBatch([emailMessage(emailId, scheduledAt)]);
+    }
+    return c.json({ success: true as const, data: { id: emailId, status: 'SCHEDULED' as const, scheduledAt } }, 200);
   });

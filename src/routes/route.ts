@@ -12,7 +12,7 @@ import type { ErrorCode } from '../errors';
 import { type RateLimitCode, type RouteLimit, rateLimit } from '../limits/rate-limit';
 import { IDEMPOTENCY_KEY_PATTERN, withIdempotency } from '../middleware/idempotency';
 import { errorResponses, headerRef, operationId } from '../openapi/document';
-import { invalidInput, readJsonBody } from '../validation';
+import { invalidInput, MAX_JSON_BODY_BYTES, readJsonBody } from '../validation';
 
 export type Tag =
   | 'Service'
@@ -65,6 +65,8 @@ export type RouteDeclaration<T extends Shape> = {
   query?: T['query'];
   /** JSON body (415, streamed 413, invalid UTF-8 and strict objects apply). */
   body?: T['body'];
+  /** The body's size limit when it is not 512 KiB (routes that take attachments). */
+  bodyLimit?: T['body'] extends z.ZodType ? number : never;
   bodyExample?: T['body'] extends z.ZodType ? z.input<T['body']> : never;
   /** A body the handler reads itself (documented only): the hosted page's form. */
   form?: { mediaType: string; schema: SchemaObject; example?: unknown };
@@ -119,7 +121,7 @@ export function route<
   const middleware = [
     d.guard.middleware,
     ...(d.limit ? [rateLimit(d.limit.bucket, limitCode)] : []),
-    ...(d.body ? [readJsonBody] : []),
+    ...(d.body ? [readJsonBody(d.bodyLimit)] : []),
   ] as MiddlewareHandler<E>[];
   const errors: ErrorCode[] = [
     ...d.guard.errors,
@@ -139,6 +141,8 @@ export function route<
   const body = d.body
     ? {
         required: true,
+        description: `JSON, at most ${d.bodyLimit ?? MAX_JSON_BODY_BYTES} bytes (413 beyond)`,
+        'x-max-body-bytes': d.bodyLimit ?? MAX_JSON_BODY_BYTES,
         content: { 'application/json': { schema: d.body, ...(d.bodyExample ? { example: d.bodyExample } : {}) } },
       }
     : d.form

@@ -10,12 +10,12 @@ import {
   updateTemplate,
 } from '../db/templates';
 import { ApiError } from '../errors';
-import { composeEmail } from '../mail/compose';
 import { healthCheckMessage } from '../mail/health-check';
-import { submitEmail } from '../mail/submit';
+import { acceptEmails, queuedView } from '../mail/submit';
 import { pageQuery, queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
-import { EMAIL_LINKS, QUEUE_ERRORS, QUEUED_EXAMPLE } from './emails';
+import { MAX_ATTACHMENT_BODY_BYTES } from '../validation';
+import { EMAIL_LINKS, QUEUE_ERRORS, QUEUED_EXAMPLE, senderOf } from './emails';
 import { json, route, router } from './route';
 
 // Template management (create/update/delete) counts against the per-credential read bucket.
@@ -50,6 +50,7 @@ const sendWithTemplate = route({
   limit: { bucket: 'mail' },
   idempotent: true,
   body: schema.templateSendBody,
+  bodyLimit: MAX_ATTACHMENT_BODY_BYTES,
   bodyExample: { to: 'ada@example.com', templateId: TEMPLATE.id, vars: { name: 'Ada' } },
   success: {
     status: 200,
@@ -177,24 +178,24 @@ const remove = route({
 export const templateRoutes = router()
   .openapi(sendWithTemplate, async (c) => {
     requireSmtp(c.env);
-    const email = await composeEmail(c.env, c.var.credential.accountId, c.req.valid('json'));
-    await submitEmail(c.env, email, { countTowardsAllowance: false });
-    return c.json(
-      { success: true as const, data: { id: email.id, status: 'QUEUED' as const, templateId: email.templateId! } },
-      200,
-    );
+    const [email] = await acceptEmails(c.env, senderOf(c), [c.req.valid('json')], {
+      countTowardsAllowance: false,
+      jsonBody: c.var.jsonBody,
+    });
+    return c.json({ success: true as const, data: { ...queuedView(email!), templateId: email!.templateId! } }, 200);
   })
   .openapi(sendTest, async (c) => {
     requireSmtp(c.env);
     const body = c.req.valid('json');
     const accountId = c.var.credential.accountId;
     const account = await findAccount(c.env.DB, accountId);
-    const email = await composeEmail(c.env, accountId, {
-      ...body,
-      ...healthCheckMessage(account?.name ?? accountId, new Date()),
-    });
-    await submitEmail(c.env, email, { countTowardsAllowance: false });
-    return c.json({ success: true as const, data: { id: email.id, status: 'QUEUED' as const } }, 200);
+    const [email] = await acceptEmails(
+      c.env,
+      senderOf(c),
+      [{ ...body, ...healthCheckMessage(account?.name ?? accountId, new Date()) }],
+      { countTowardsAllowance: false, jsonBody: c.var.jsonBody },
+    );
+    return c.json({ success: true as const, data: { id: email!.id, status: 'QUEUED' as const } }, 200);
   })
   .openapi(list, async (c) => {
     const { page, limit } = c.req.valid('query');

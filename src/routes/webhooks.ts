@@ -16,11 +16,11 @@ import {
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, newWebhookSecret } from '../ids';
+import { checkOutboundUrl } from '../mail/outbound-url';
 import { pageQuery } from '../schemas/emails';
 import * as schema from '../schemas/webhooks';
 import { queueDeliveries } from '../webhooks/deliver';
 import { type EventType, scopeOfEvent } from '../webhooks/events';
-import { checkWebhookUrl } from '../webhooks/url';
 import { json, route, router } from './route';
 
 const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', 'webhookId: no such webhook endpoint for this account');
@@ -48,7 +48,7 @@ const deliveryView = (d: WebhookDelivery) => ({
 });
 
 function checkedUrl(env: Bindings, url: string): string {
-  const result = checkWebhookUrl(url, config(env).webhooks.allowInsecure);
+  const result = checkOutboundUrl(url, config(env).webhooks.allowInsecure);
   if (!result.ok) {
     throw new ApiError('INVALID_INPUT', `url: ${result.reason}`, {
       details: [{ path: 'url', message: result.reason }],

@@ -6,14 +6,22 @@ import { emailAddress, envelope, label, resourceId } from './common';
 
 export const createAccountBody = z.strictObject({ name: label });
 
-export const createApiKeyBody = z.strictObject({
-  scopes: z
-    .array(z.enum(SCOPES))
-    .min(1, 'expected at least one scope')
-    .max(SCOPES.length)
-    .transform((scopes) => [...new Set(scopes)]),
-  name: label.optional(),
-});
+export const createApiKeyBody = z
+  .strictObject({
+    scopes: z
+      .array(z.enum(SCOPES))
+      .min(1, 'expected at least one scope')
+      .max(SCOPES.length)
+      .transform((scopes) => [...new Set(scopes)]),
+    name: label.optional(),
+    mode: z.enum(['live', 'test']).optional().openapi({
+      description: '`test` issues a `pc_test_…` key: its mail runs the whole pipeline but never reaches SMTP',
+    }),
+  })
+  .refine((body) => body.mode !== 'test' || (body.scopes.length === 1 && body.scopes[0] === 'mail_api'), {
+    message: 'a test key takes only the mail_api scope',
+    path: ['mode'],
+  });
 
 export const createOtpTokenBody = z.strictObject({
   allowedIps: z
@@ -45,7 +53,7 @@ export const keyIdParam = z.object({ keyId: resourceId });
 
 export const accountResponse = envelope(z.object({ id: z.string(), name: z.string() }));
 export const apiKeyCreatedResponse = envelope(
-  z.object({ id: z.string(), key: z.string(), scopes: z.array(z.enum(SCOPES)) }),
+  z.object({ id: z.string(), key: z.string(), scopes: z.array(z.enum(SCOPES)), mode: z.enum(['live', 'test']) }),
 );
 export const apiKeyRevokedResponse = envelope(z.object({ id: z.string(), revoked: z.literal(true) }));
 export const otpTokenCreatedResponse = envelope(

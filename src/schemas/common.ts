@@ -42,25 +42,29 @@ export const priority = z.enum(['URGENT', 'NORMAL']);
 
 export const resourceId = z.string().min(3, 'must be 3-128 characters').max(128, 'must be 3-128 characters');
 
-/** `to`: one address or a list of 1-100; duplicates are dropped (sent once). */
-export const recipients = z
-  .union([z.string(), z.array(z.string()).min(1).max(100)], {
-    error: 'expected an email address or a list of 1-100 addresses',
-  })
-  .transform((value, ctx) => {
-    const list = typeof value === 'string' ? [value] : value;
-    const addresses: string[] = [];
-    list.forEach((item, index) => {
-      const result = checkAddress(item);
-      if (result.ok) addresses.push(result.address);
-      else ctx.addIssue({ code: 'custom', message: result.reason, path: typeof value === 'string' ? [] : [index] });
+/** One address or a list of 1-`max`; duplicates are dropped (sent once). */
+export const addressList = (max: number, description: string) =>
+  z
+    .union([z.string(), z.array(z.string()).min(1).max(max)], {
+      error: `expected an email address or a list of 1-${max} addresses`,
+    })
+    .transform((value, ctx) => {
+      const list = typeof value === 'string' ? [value] : value;
+      const addresses: string[] = [];
+      list.forEach((item, index) => {
+        const result = checkAddress(item);
+        if (result.ok) addresses.push(result.address);
+        else ctx.addIssue({ code: 'custom', message: result.reason, path: typeof value === 'string' ? [] : [index] });
+      });
+      return uniqueAddresses(addresses);
+    })
+    .openapi({
+      anyOf: [ADDRESS_DOC, { type: 'array', items: ADDRESS_DOC, minItems: 1, maxItems: max }],
+      description: `${description}; duplicates (compared case-insensitively) are sent once`,
     });
-    return uniqueAddresses(addresses);
-  })
-  .openapi({
-    anyOf: [ADDRESS_DOC, { type: 'array', items: ADDRESS_DOC, minItems: 1, maxItems: 100 }],
-    description: 'One address or a list of 1-100; duplicates (compared case-insensitively) are sent once',
-  });
+
+/** `to`: one address or a list of 1-100. */
+export const recipients = addressList(100, 'One address or a list of 1-100');
 
 /** Names and labels (accounts, keys, templates, senders): one line of text, no control characters. */
 export const label = z

@@ -11,16 +11,18 @@ import {
   subjectText,
   templateVars,
 } from './common';
+import { MAX_RECIPIENTS, recipientCount, scheduledAt, sendingFields, TOO_MANY_RECIPIENTS } from './sending';
 
 const imageUrl = z
   .url({ protocol: /^https$/, error: 'expected an https URL' })
   .max(2048, 'must be at most 2048 characters')
   .openapi({ format: 'uri', pattern: '^https://' });
 
-/** POST /api/v1/emails */
+/** POST /api/v1/emails (and each email of the batch) */
 export const queueEmailBody = z
   .strictObject({
     to: recipients,
+    ...sendingFields,
     subject: subjectText,
     html: bodyText.optional(),
     text: bodyText.optional(),
@@ -34,6 +36,7 @@ export const queueEmailBody = z
     message: 'one of html, text, imageUrl or templateId is required',
     path: ['html'],
   })
+  .refine((body) => recipientCount(body) <= MAX_RECIPIENTS, { message: TOO_MANY_RECIPIENTS, path: ['to'] })
   .openapi({
     anyOf: ['html', 'text', 'imageUrl', 'templateId'].map((field) => ({ required: [field] })),
     description: 'One of html, text, imageUrl or templateId is required (and not empty)',
@@ -42,18 +45,44 @@ export const queueEmailBody = z
 /** GET /api/v1/emails and GET /api/v1/templates */
 export const pageQuery = z.object({ page: queryInt(1, 1_000_000, 1), limit: queryInt(1, 100, 20) });
 
-export const queuedResponse = envelope(z.object({ id: z.string(), status: z.literal('QUEUED') }));
+/** QUEUED, or SCHEDULED when the request named `scheduledAt`. */
+export const queuedStatus = z.enum(['QUEUED', 'SCHEDULED']);
+export const queuedResponse = envelope(z.object({ id: z.string(), status: queuedStatus }));
+
+/** POST /api/v1/emails/batch */
+export const batchBody = z.strictObject({
+  emails: z
+    .array(queueEmailBody)
+    .min(1, 'expected 1-100 emails')
+    .max(100, 'expected 1-100 emails')
+    .openapi({ description: 'Each as the body of POST /api/v1/emails; all are accepted or none' }),
+});
+export const batchResponse = envelope(z.array(z.object({ id: z.string(), status: queuedStatus })));
+
+/** PATCH /api/v1/emails/{emailId} */
+export const rescheduleBody = z.strictObject({ scheduledAt });
+export const rescheduledResponse = envelope(
+  z.object({ id: z.string(), status: z.literal('SCHEDULED'), scheduledAt: z.string() }),
+);
+export const canceledResponse = envelope(z.object({ id: z.string(), status: z.literal('CANCELED') }));
 
 /** QUEUED while a recipient waits; SENT when at least one recipient got it; SUPPRESSED when all were skipped. */
-export const emailStatus = z.enum(['QUEUED', 'SENT', 'FAILED', 'SUPPRESSED']).openapi({
+export const emailStatus = z.enum(['SCHEDULED', 'QUEUED', 'SENT', 'FAILED', 'SUPPRESSED', 'CANCELED']).openapi({
   description:
-    'QUEUED while a recipient waits; then SENT when the server accepted it for at least one recipient, SUPPRESSED when every recipient was on the suppression list, else FAILED',
+    'SCHEDULED until its time (CANCELED if called off before); QUEUED while a recipient waits; then SENT when the server accepted it for at least one recipient, SUPPRESSED when every recipient was on the suppression list, else FAILED',
 });
+
+const TAG_FILTER = /^[A-Za-z0-9_-]{1,256}:[A-Za-z0-9_-]{1,256}$/;
 
 /** GET /api/v1/emails: the page, and optional filters. */
 export const sendLogQuery = pageQuery.extend({
   status: emailStatus.optional(),
   to: emailAddress.optional().openapi({ description: 'Only emails with this recipient (any spelling of it)' }),
+  tag: z
+    .string()
+    .regex(TAG_FILTER, 'expected name:value')
+    .optional()
+    .openapi({ pattern: TAG_FILTER.source, description: 'Only emails with this tag, as name:value' }),
 });
 
 export const emailLogEntry = z.object({
@@ -68,12 +97,25 @@ export const emailIdParam = z.object({ emailId: resourceId });
 
 const recipientOutcome = z.object({
   email: z.string(),
-  status: z.enum(['QUEUED', 'SENT', 'FAILED', 'SUPPRESSED']),
+  kind: z.enum(['to', 'cc', 'bcc']),
+  status: z.enum(['QUEUED', 'SENT', 'FAILED', 'SUPPRESSED', 'CANCELED']),
   reply: z.string().optional().openapi({ description: "The server's reply to this recipient, when it refused" }),
 });
 
 const emailEvent = z.object({
-  type: z.enum(['queued', 'held', 'released', 'deferred', 'sent', 'failed', 'suppressed', 'recovered']),
+  type: z.enum([
+    'queued',
+    'scheduled',
+    'rescheduled',
+    'canceled',
+    'held',
+    'released',
+    'deferred',
+    'sent',
+    'failed',
+    'suppressed',
+    'recovered',
+  ]),
   at: z.string(),
   detail: z.string().optional(),
 });
@@ -84,8 +126,18 @@ export const emailDetailResponse = envelope(
     status: emailStatus,
     from: z.string(),
     to: z.array(z.string()),
+    cc: z.array(z.string()),
+    bcc: z.array(z.string()),
+    replyTo: z.array(z.string()),
     subject: z.string(),
     messageId: z.string(),
+    tags: z.array(z.object({ name: z.string(), value: z.string() })),
+    headers: z.record(z.string(), z.string()),
+    attachments: z.array(
+      z.object({ filename: z.string(), contentType: z.string(), contentId: z.string().optional(), size: z.number() }),
+    ),
+    scheduledAt: z.string().optional(),
+    test: z.boolean().openapi({ description: 'Queued with a test key: never sent over SMTP' }),
     createdAt: z.string(),
     sentAt: z.string().optional(),
     attempts: z.number().int(),

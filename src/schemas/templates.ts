@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { bodyText, envelope, label, priority, recipients, resourceId, subjectText, templateVars } from './common';
+import { MAX_RECIPIENTS, recipientCount, sendingFields, TOO_MANY_RECIPIENTS } from './sending';
 
 /** POST /api/v1/templates */
 export const createTemplateBody = z
@@ -22,16 +23,19 @@ export const updateTemplateBody = z
   .openapi({ minProperties: 1, description: 'The fields to change (at least one)' });
 
 /** POST /api/v1/templates/send */
-export const templateSendBody = z.strictObject({
-  to: recipients,
-  templateId: resourceId,
-  vars: templateVars.optional(),
-  subject: subjectText.optional(),
-  html: bodyText.optional(),
-  text: bodyText.optional(),
-  priority: priority.optional(),
-  senderEmailId: resourceId.optional(),
-});
+export const templateSendBody = z
+  .strictObject({
+    to: recipients,
+    ...sendingFields,
+    templateId: resourceId,
+    vars: templateVars.optional(),
+    subject: subjectText.optional(),
+    html: bodyText.optional(),
+    text: bodyText.optional(),
+    priority: priority.optional(),
+    senderEmailId: resourceId.optional(),
+  })
+  .refine((body) => recipientCount(body) <= MAX_RECIPIENTS, { message: TOO_MANY_RECIPIENTS, path: ['to'] });
 
 /** POST /api/v1/templates/send-test */
 export const sendTestBody = z.strictObject({
@@ -68,6 +72,6 @@ export const templateListResponse = envelope(
 export const templateResponse = envelope(templateDetail);
 export const templateCreatedResponse = envelope(templateDetail.extend({ updatedAt: z.string() }));
 export const templateQueuedResponse = envelope(
-  z.object({ id: z.string(), status: z.literal('QUEUED'), templateId: z.string() }),
+  z.object({ id: z.string(), status: z.enum(['QUEUED', 'SCHEDULED']), templateId: z.string() }),
 );
 export const templateDeletedResponse = envelope(z.object({ id: z.string(), deleted: z.literal(true) }));

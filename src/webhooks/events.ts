@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   'email.deferred',
   'email.failed',
   'email.suppressed',
+  'email.canceled',
   'otp.sent',
   'otp.verified',
   'otp.locked',
@@ -24,6 +25,7 @@ export type EmailEventData = {
   to: string[];
   subject: string;
   status: string;
+  tags: { name: string; value: string }[];
   recipient?: string;
   reply?: string;
 };

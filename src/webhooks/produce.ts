@@ -9,22 +9,34 @@ import type { AttemptResult, Recipient } from '../mail/outcome';
 import { queueDeliveries } from './deliver';
 import type { EmailEventData, WebhookEvent } from './events';
 
-type EmailFacts = Pick<EmailRecord, 'id' | 'toAddresses' | 'subject'>;
+type EmailFacts = Pick<EmailRecord, 'id' | 'toAddresses' | 'subject' | 'tags'>;
 
 const emailData = (email: EmailFacts, status: string, extra: Partial<EmailEventData> = {}): EmailEventData => ({
   emailId: email.id,
   to: email.toAddresses,
   subject: email.subject,
   status,
+  tags: email.tags,
   ...extra,
 });
 
-export const emailQueuedEvent = (email: EmailFacts): WebhookEvent => ({
+/** Accepted: QUEUED, or SCHEDULED for later. */
+export const emailQueuedEvent = (email: EmailFacts & { scheduledAt: string | null }): WebhookEvent => ({
   type: 'email.queued',
-  data: emailData(email, 'QUEUED'),
+  data: emailData(email, email.scheduledAt ? 'SCHEDULED' : 'QUEUED'),
 });
 
-const EVENT_OF_STATUS = { SENT: 'email.sent', FAILED: 'email.failed', SUPPRESSED: 'email.suppressed' } as const;
+export const emailCanceledEvent = (email: EmailFacts): WebhookEvent => ({
+  type: 'email.canceled',
+  data: emailData(email, 'CANCELED'),
+});
+
+const EVENT_OF_STATUS = {
+  SENT: 'email.sent',
+  FAILED: 'email.failed',
+  SUPPRESSED: 'email.suppressed',
+  CANCELED: 'email.canceled',
+} as const;
 
 /**
  * One event per recipient whose outcome this attempt decided (sent, failed, suppressed), and one

@@ -9,7 +9,13 @@ import {
 } from '../../src/auth/credential-cache';
 import type { Credential } from '../../src/auth/credentials';
 
-const key = (id: string): Credential => ({ kind: 'api_key', id, accountId: 'acc_cache', scopes: ['mail_api'] });
+const key = (id: string): Credential => ({
+  kind: 'api_key',
+  id,
+  accountId: 'acc_cache',
+  scopes: ['mail_api'],
+  mode: 'live',
+});
 
 describe('credential cache', () => {
   it('answers until the TTL has passed, then forgets', () => {

@@ -27,9 +27,9 @@ describe('per-recipient outcomes', () => {
     const email = await detail(mailKey, id);
     expect(email.status).toBe('SENT');
     expect(email.recipients).toEqual([
-      { email: good[0], status: 'SENT' },
-      { email: refused, status: 'FAILED', reply: expect.stringMatching(/^550/) },
-      { email: good[1], status: 'SENT' },
+      { email: good[0], kind: 'to', status: 'SENT' },
+      { email: refused, kind: 'to', status: 'FAILED', reply: expect.stringMatching(/^550/) },
+      { email: good[1], kind: 'to', status: 'SENT' },
     ]);
     expect(email.events.map((e) => e.type)).toEqual(['queued', 'sent', 'failed']);
     expect(email.events[2]!.detail).toContain(refused);
@@ -86,8 +86,8 @@ describe('per-recipient outcomes', () => {
     let email = await detail(mailKey, id);
     expect(email.status).toBe('QUEUED');
     expect(email.recipients).toEqual([
-      { email: now, status: 'SENT' },
-      { email: later, status: 'QUEUED', reply: expect.stringMatching(/^451/) },
+      { email: now, kind: 'to', status: 'SENT' },
+      { email: later, kind: 'to', status: 'QUEUED', reply: expect.stringMatching(/^451/) },
     ]);
     expect(email.events.map((e) => e.type)).toEqual(['queued', 'sent', 'deferred']);
 

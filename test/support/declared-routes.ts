@@ -24,7 +24,10 @@ type Operation = {
   operationId: string;
   security: Record<string, string[]>[];
   parameters?: Parameter[];
-  requestBody?: { content: Record<string, { schema: JsonSchema; example?: Record<string, unknown> }> };
+  requestBody?: {
+    'x-max-body-bytes'?: number;
+    content: Record<string, { schema: JsonSchema; example?: Record<string, unknown> }>;
+  };
   responses: Record<string, unknown>;
 };
 
@@ -39,7 +42,7 @@ export type DeclaredRoute = {
   operation: Operation;
   pathParams: string[];
   queryParams: string[];
-  jsonBody?: { schema: JsonSchema; example: Record<string, unknown> };
+  jsonBody?: { schema: JsonSchema; example: Record<string, unknown>; maxBytes: number };
 };
 
 export const document = () =>
@@ -56,7 +59,15 @@ export function declaredRoutes(): DeclaredRoute[] {
         operation,
         pathParams: (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name),
         queryParams: (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name),
-        ...(json ? { jsonBody: { schema: json.schema, example: json.example ?? {} } } : {}),
+        ...(json
+          ? {
+              jsonBody: {
+                schema: json.schema,
+                example: json.example ?? {},
+                maxBytes: operation.requestBody?.['x-max-body-bytes'] ?? 0,
+              },
+            }
+          : {}),
       };
     }),
   );

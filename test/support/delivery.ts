@@ -22,6 +22,14 @@ export async function storedEmail(accountId: string, to: string | string[]): Pro
     priority: 'NORMAL',
     messageId: `<${id}@postcode.dev>`,
     toAddresses: typeof to === 'string' ? [to] : to,
+    ccAddresses: [],
+    bccAddresses: [],
+    replyTo: [],
+    headers: {},
+    tags: [],
+    attachments: [],
+    scheduledAt: null,
+    test: false,
     createdAt: new Date().toISOString(),
   });
   return id;

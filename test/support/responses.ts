@@ -11,20 +11,29 @@ export type Settings = { frozen: boolean; dailyAllowance: number | null; updated
 // Mail (routes 1-6)
 export type QueuedEmail = { id: string; status: string };
 export type TemplateQueued = QueuedEmail & { templateId: string };
+export type BatchQueued = QueuedEmail[];
 export type EmailLogEntry = { id: string; subject: string; toAddresses: string[]; status: string; createdAt: string };
 export type EmailList = { emails: EmailLogEntry[]; total: number; page: number; totalPages: number };
 export type EmailDetail = {
   id: string;
-  status: 'QUEUED' | 'SENT' | 'FAILED' | 'SUPPRESSED';
+  status: 'SCHEDULED' | 'QUEUED' | 'SENT' | 'FAILED' | 'SUPPRESSED' | 'CANCELED';
   from: string;
   to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
   subject: string;
   messageId: string;
+  tags: { name: string; value: string }[];
+  headers: Record<string, string>;
+  attachments: { filename: string; contentType: string; contentId?: string; size: number }[];
+  scheduledAt?: string;
+  test: boolean;
   createdAt: string;
   sentAt?: string;
   attempts: number;
   lastReply?: string;
-  recipients: { email: string; status: string; reply?: string }[];
+  recipients: { email: string; kind: 'to' | 'cc' | 'bcc'; status: string; reply?: string }[];
   events: { type: string; at: string; detail?: string }[];
 };
 export type Suppression = { email: string; reason: string | null; source: 'bounce' | 'manual'; createdAt: string };

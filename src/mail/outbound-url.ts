@@ -1,6 +1,7 @@
-// Where a webhook may point: https (http and loopback only when WEBHOOK_ALLOW_INSECURE is on, for local
-// development), no credentials in the URL, at most 2,048 characters, and never a private, loopback or
-// link-local IP literal (a customer's endpoint must not reach into the network postcode runs in).
+// Where postcode may post or fetch (webhook endpoints, attachment paths): https (http and loopback only
+// when WEBHOOK_ALLOW_INSECURE is on, for local development), no credentials in the URL, at most 2,048
+// characters, and never a private, loopback or link-local IP literal (a customer's URL must not reach into
+// the network postcode runs in).
 import { isIpAllowed, parseIp } from '../auth/ip-allowlist';
 
 /** Private, loopback, link-local, shared, multicast and reserved ranges (IPv4-mapped IPv6 included). */
@@ -26,7 +27,7 @@ const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 
 export type UrlCheck = { ok: true; url: string } | { ok: false; reason: string };
 
-export function checkWebhookUrl(input: string, allowInsecure: boolean): UrlCheck {
+export function checkOutboundUrl(input: string, allowInsecure: boolean): UrlCheck {
   if (input.length > 2048) return { ok: false, reason: 'must be at most 2048 characters' };
   let url: URL;
   try {

@@ -1,0 +1,161 @@
+import { mailApi } from '../auth/guards';
+import { findEmailDetail, listEmails } from '../db/send-log';
+import { ApiError } from '../errors';
+import { emailDetailResponse, emailIdParam, emailListResponse, sendLogQuery } from '../schemas/emails';
+import { json, route, router } from './route';
+
+// Reading what was sent: the send log (route 2) and one email whole. A test key sees only mail queued
+// with test keys, a live key only live mail.
+
+const sendLog = route({
+  method: 'get',
+  path: '/api/v1/emails',
+  tag: 'Mail',
+  summary: 'The send log (2)',
+  description: 'Newest first; `status`, `to` and `tag` narrow it down.',
+  guard: mailApi,
+  limit: { bucket: 'read' },
+  query: sendLogQuery,
+  success: {
+    status: 200,
+    content: json(emailListResponse, {
+      success: true,
+      data: {
+        emails: [
+          {
+            id: 'em_5kq2x7cu3ypmx4ndzv2a',
+            subject: 'Your receipt',
+            toAddresses: ['ada@example.com'],
+            status: 'SENT',
+            createdAt: '2026-11-21T22:45:00.000Z',
+          },
+        ],
+        total: 1,
+        page: 1,
+        totalPages: 1,
+      },
+    }),
+  },
+});
+
+const EMAIL_DETAIL_EXAMPLE = {
+  id: 'em_5kq2x7cu3ypmx4ndzv2a',
+  status: 'SENT' as const,
+  from: 'receipts@example.com',
+  to: ['ada@example.com', 'grace@example.com'],
+  cc: [],
+  bcc: ['audit@example.com'],
+  replyTo: ['support@example.com'],
+  subject: 'Your receipt',
+  messageId: '<em_5kq2x7cu3ypmx4ndzv2a@example.com>',
+  tags: [{ name: 'category', value: 'receipt' }],
+  headers: { 'X-Entity-Ref-ID': 'order-1234' },
+  attachments: [{ filename: 'receipt.pdf', contentType: 'application/pdf', size: 48213 }],
+  test: false,
+  createdAt: '2026-11-21T22:45:00.000Z',
+  sentAt: '2026-11-21T22:45:01.000Z',
+  attempts: 1,
+  lastReply: '550 5.1.1 Mailbox unavailable',
+  recipients: [
+    { email: 'ada@example.com', kind: 'to' as const, status: 'SENT' as const },
+    {
+      email: 'grace@example.com',
+      kind: 'to' as const,
+      status: 'FAILED' as const,
+      reply: '550 5.1.1 Mailbox unavailable',
+    },
+    { email: 'audit@example.com', kind: 'bcc' as const, status: 'SENT' as const },
+  ],
+  events: [
+    { type: 'queued' as const, at: '2026-11-21T22:45:00.000Z' },
+    { type: 'sent' as const, at: '2026-11-21T22:45:01.000Z', detail: 'ada@example.com, audit@example.com' },
+    {
+      type: 'failed' as const,
+      at: '2026-11-21T22:45:01.000Z',
+      detail: 'grace@example.com: 550 5.1.1 Mailbox unavailable',
+    },
+  ],
+};
+
+const getEmail = route({
+  method: 'get',
+  path: '/api/v1/emails/{emailId}',
+  tag: 'Mail',
+  summary: 'One email with its recipients and timeline',
+  description:
+    'Each recipient has its own status (`reply` when the server refused it); `events` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered.',
+  guard: mailApi,
+  limit: { bucket: 'read' },
+  params: emailIdParam,
+  success: { status: 200, content: json(emailDetailResponse, { success: true, data: EMAIL_DETAIL_EXAMPLE }) },
+  errors: ['EMAIL_NOT_FOUND'],
+});
+
+export const sendLogRoutes = router()
+  .openapi(sendLog, async (c) => {
+    const { page, limit, status, to, tag } = c.req.valid('query');
+    const { accountId, mode } = c.var.credential;
+    const { emails, total } = await listEmails(c.env.DB, { accountId, test: mode === 'test' }, page, limit, {
+      status,
+      to,
+      tag,
+    });
+    return c.json(
+      {
+        success: true as const,
+        data: {
+          emails: emails.map((e) => ({
+            id: e.id,
+            subject: e.subject,
+            toAddresses: e.toAddresses,
+            status: e.status,
+            createdAt: e.createdAt,
+          })),
+          total,
+          page,
+          totalPages: Math.ceil(total / limit),
+        },
+      },
+      200,
+    );
+  })
+  .openapi(getEmail, async (c) => {
+    const { accountId, mode } = c.var.credential;
+    const owner = { accountId, test: mode === 'test' };
+    const found = await findEmailDetail(c.env.DB, owner, c.req.valid('param').emailId);
+    if (!found) throw new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
+    const { email, recipients, events } = found;
+    return c.json(
+      {
+        success: true as const,
+        data: {
+          id: email.id,
+          status: email.status,
+          from: email.fromEmail,
+          to: email.toAddresses,
+          cc: email.ccAddresses,
+          bcc: email.bccAddresses,
+          replyTo: email.replyTo,
+          subject: email.subject,
+          messageId: email.messageId,
+          tags: email.tags,
+          headers: email.headers,
+          attachments: email.attachments.map((a) => ({
+            filename: a.filename,
+            contentType: a.contentType,
+            ...(a.contentId ? { contentId: a.contentId } : {}),
+            size: a.size,
+          })),
+          ...(email.scheduledAt ? { scheduledAt: email.scheduledAt } : {}),
+          test: email.test,
+          createdAt: email.createdAt,
+          ...(email.sentAt ? { sentAt: email.sentAt } : {}),
+          attempts: email.attempts,
+          ...(email.lastReply ? { lastReply: email.lastReply } : {}),
+          recipients,
+          events,
+        },
+      },
+      200,
+    );
+  });

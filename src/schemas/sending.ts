@@ -1,0 +1,137 @@
+// The sending fields of routes 1, 3 and the batch beyond the contract's: scheduling, cc/bcc/reply-to,
+// tags, custom headers and attachments (issue 14).
+import { z } from '@hono/zod-openapi';
+import { ATTACHMENT_LIMITS, dangerousAttachment } from '../mail/attachments';
+import { addressList } from './common';
+
+/** How far ahead a send may be scheduled. */
+export const MAX_SCHEDULE_DAYS = 30;
+/** to, cc and bcc together. */
+export const MAX_RECIPIENTS = 100;
+
+/** A date and time with seconds optional and a zone (Z or ±hh:mm): what Date.parse reads the same everywhere. */
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:\d\d)$/;
+
+export const scheduledAt = z
+  .string()
+  .regex(ISO_TIME, 'expected an ISO 8601 time with a time zone, e.g. 2026-12-01T09:00:00Z')
+  .refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO 8601 time')
+  .transform((value) => new Date(value).toISOString())
+  .refine((iso) => Date.parse(iso) > Date.now(), 'must be in the future')
+  .refine(
+    (iso) => Date.parse(iso) <= Date.now() + MAX_SCHEDULE_DAYS * 86_400_000,
+    `must be at most ${MAX_SCHEDULE_DAYS} days ahead`,
+  )
+  .openapi({
+    format: 'date-time',
+    pattern: ISO_TIME.source,
+    description: `When to send (ISO 8601 with a time zone, at most ${MAX_SCHEDULE_DAYS} days ahead); the email is SCHEDULED until then`,
+  });
+
+const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
+const tagText = z
+  .string()
+  .regex(TAG_TEXT, 'expected 1-256 letters, digits, _ or -')
+  .openapi({ pattern: TAG_TEXT.source });
+
+export const tags = z
+  .array(z.strictObject({ name: tagText, value: tagText }))
+  .max(10, 'at most 10 tags')
+  .refine((list) => new Set(list.map((t) => t.name)).size === list.length, 'must not repeat a tag name')
+  .openapi({ description: 'Up to 10 tags, unique names; filter the send log with tag=name:value' });
+
+/** Header names a sender may set: the unsubscribe pair, X-Entity-Ref-ID and any X-*. */
+const ALLOWED_HEADER = /^(?:List-Unsubscribe|List-Unsubscribe-Post|X-[!-9;-~]{1,72})$/i;
+
+export const customHeaders = z
+  .record(
+    z.string().regex(ALLOWED_HEADER, 'only List-Unsubscribe, List-Unsubscribe-Post and X-* headers may be set'),
+    z
+      .string()
+      .min(1, 'must not be empty')
+      .max(998, 'must be at most 998 characters')
+      .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
+  )
+  .refine((headers) => Object.keys(headers).length <= 20, 'at most 20 headers')
+  .refine(
+    (headers) => new Set(Object.keys(headers).map((name) => name.toLowerCase())).size === Object.keys(headers).length,
+    'must not repeat a header name',
+  )
+  .openapi({
+    description:
+      'Extra headers: List-Unsubscribe, List-Unsubscribe-Post, X-Entity-Ref-ID and any X-*; never From, To, Subject, Message-ID or Bcc. Values are one line.',
+  });
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const FILENAME_RULE = /^[^\x00-\x1f\x7f/\\]{1,255}$/;
+
+const attachment = z
+  .strictObject({
+    filename: z
+      .string()
+      .regex(FILENAME_RULE, 'expected 1-255 characters without control characters, / or \\')
+      .refine((name) => name.trim() === name && !/^\.+$/.test(name), 'expected a file name, not a path')
+      .refine((name) => !dangerousAttachment(name, null), 'this file type is refused (executable or script)')
+      .openapi({ pattern: FILENAME_RULE.source }),
+    content: z
+      .string()
+      .regex(BASE64, 'expected base64')
+      .openapi({ format: 'byte', description: 'The file, base64 (standard alphabet, padded)' })
+      .optional(),
+    path: z
+      .string()
+      .max(2048, 'must be at most 2048 characters')
+      .openapi({ format: 'uri', description: 'An https URL postcode fetches when the email is accepted' })
+      .optional(),
+    contentType: z
+      .string()
+      .max(127)
+      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/, 'expected a media type such as application/pdf')
+      .refine((type) => !dangerousAttachment('', type), 'this file type is refused (executable or script)')
+      .optional(),
+    contentId: z
+      .string()
+      .regex(/^[A-Za-z0-9._@-]{1,100}$/, 'expected 1-100 letters, digits, . _ @ or -')
+      .optional()
+      .openapi({ description: 'Makes the attachment inline: reference it as cid:<contentId> in html' }),
+  })
+  .refine((a) => (a.content === undefined) !== (a.path === undefined), {
+    message: 'expected exactly one of content or path',
+    path: ['content'],
+  });
+
+export const attachments = z
+  .array(attachment)
+  .max(ATTACHMENT_LIMITS.count, `at most ${ATTACHMENT_LIMITS.count} attachments`)
+  .refine(
+    (list) => list.reduce((sum, a) => sum + decodedSize(a.content ?? ''), 0) <= ATTACHMENT_LIMITS.bytes,
+    `at most ${ATTACHMENT_LIMITS.bytes / 1_000_000} MB decoded per email`,
+  )
+  .openapi({
+    description: `Up to ${ATTACHMENT_LIMITS.count} files, at most ${ATTACHMENT_LIMITS.bytes / 1_000_000} MB decoded together; executables and scripts are refused`,
+  });
+
+export type AttachmentInput = z.output<typeof attachment>;
+
+function decodedSize(base64: string): number {
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  return (base64.length / 4) * 3 - padding;
+}
+
+/** The fields routes 1, 3 and the batch share beyond the contract's. */
+export const sendingFields = {
+  cc: addressList(MAX_RECIPIENTS, 'Cc: one address or a list').optional(),
+  bcc: addressList(MAX_RECIPIENTS, 'Bcc: one address or a list; never shown in any header').optional(),
+  replyTo: addressList(10, 'Reply-To: one address or a list of up to 10').optional(),
+  scheduledAt: scheduledAt.optional(),
+  tags: tags.optional(),
+  headers: customHeaders.optional(),
+  attachments: attachments.optional(),
+};
+
+/** to + cc + bcc together (after duplicates are dropped) are at most 100 recipients. */
+export function recipientCount(body: { to: string[]; cc?: string[]; bcc?: string[] }): number {
+  return body.to.length + (body.cc?.length ?? 0) + (body.bcc?.length ?? 0);
+}
+
+export const TOO_MANY_RECIPIENTS = `to, cc and bcc together must be at most ${MAX_RECIPIENTS} recipients`;

@@ -18,6 +18,7 @@ export default defineConfig({
                 INBOX_URL: inject('inboxUrl'),
                 SILENT_SMTP_PORT: String(inject('silentSmtpPort')),
                 WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
+                FILE_SERVER_URL: inject('fileServerUrl'),
                 // The receiver listens on http://127.0.0.1 (production accepts only public https).
                 WEBHOOK_ALLOW_INSECURE: 'true',
                 ADMIN_TOKEN: 'test-admin-token',

@@ -9,6 +9,8 @@ declare global {
       SILENT_SMTP_PORT: string;
       /** The webhook receiver (test/support/node/webhook-receiver.ts). */
       WEBHOOK_RECEIVER_URL: string;
+      /** Attachment files served over http (test/support/node/file-server.ts). */
+      FILE_SERVER_URL: string;
     }
   }
 }

@@ -120,6 +120,10 @@ describe('OpenAPI document', () => {
       token: admin,
       body: { scopes: ['mail_api'] },
     });
+    await check('POST', '/admin/v1/accounts/{accountId}/api-keys', keysPath, {
+      token: admin,
+      body: { scopes: ['mail_api'], mode: 'test' },
+    });
     await check('DELETE', '/admin/v1/api-keys/{keyId}', `/admin/v1/api-keys/${spare.id}`, { token: admin });
     await check('DELETE', '/admin/v1/api-keys/{keyId}', '/admin/v1/api-keys/key_unknown', { token: admin });
     const tokenPath = `/admin/v1/accounts/${account.id}/otp-tokens`;
@@ -156,6 +160,57 @@ describe('OpenAPI document', () => {
     await check('GET', detail, `/api/v1/emails/${queued.id}`, { token: mailKey });
     await check('GET', detail, '/api/v1/emails/em_unknown', { token: mailKey });
     await check('GET', '/api/v1/emails', `/api/v1/emails?status=SENT&to=${encodeURIComponent(to)}`, { token: mailKey });
+
+    // Sending features: a rich email and its detail, the tag filter, the batch, scheduling, cancel and move
+    const rich = (
+      await check('POST', '/api/v1/emails', '/api/v1/emails', {
+        token: mailKey,
+        body: {
+          to,
+          cc: address('cc'),
+          bcc: [address('bcc')],
+          replyTo: address('reply'),
+          subject: 'Rich',
+          text: 'hi',
+          html: '<p>hi <img src="cid:logo"></p>',
+          tags: [{ name: 'category', value: 'contract' }],
+          headers: { 'X-Entity-Ref-ID': 'contract-1' },
+          attachments: [
+            { filename: 'note.txt', content: btoa('hello') },
+            { filename: 'logo.png', content: btoa('not really a png'), contentId: 'logo' },
+          ],
+        },
+      })
+    ).json.data;
+    await check('GET', detail, `/api/v1/emails/${rich.id}`, { token: mailKey });
+    await check('GET', '/api/v1/emails', '/api/v1/emails?tag=category:contract', { token: mailKey });
+    await check('GET', '/api/v1/emails', '/api/v1/emails?tag=category', { token: mailKey });
+    const batch = '/api/v1/emails/batch';
+    await check('POST', batch, batch, {
+      token: mailKey,
+      body: {
+        emails: [
+          { to, subject: 'B1', text: 'x' },
+          { to, subject: 'B2', text: 'y' },
+        ],
+      },
+    });
+    await check('POST', batch, batch, { token: mailKey, body: { emails: [{ to, subject: 'B1', text: 'x' }, { to }] } });
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    const scheduled = (
+      await check('POST', '/api/v1/emails', '/api/v1/emails', {
+        token: mailKey,
+        body: { to, subject: 'Later', text: 'x', scheduledAt: inAnHour },
+      })
+    ).json.data;
+    await check('GET', detail, `/api/v1/emails/${scheduled.id}`, { token: mailKey });
+    const move = '/api/v1/emails/{emailId}';
+    const inTwoHours = new Date(Date.now() + 7_200_000).toISOString();
+    await check('PATCH', move, `/api/v1/emails/${scheduled.id}`, { token: mailKey, body: { scheduledAt: inTwoHours } });
+    await check('PATCH', move, `/api/v1/emails/${queued.id}`, { token: mailKey, body: { scheduledAt: inTwoHours } });
+    const cancel = '/api/v1/emails/{emailId}/cancel';
+    await check('POST', cancel, `/api/v1/emails/${scheduled.id}/cancel`, { token: mailKey });
+    await check('POST', cancel, `/api/v1/emails/${scheduled.id}/cancel`, { token: mailKey });
 
     // Suppressions
     const suppressed = address('suppressed');

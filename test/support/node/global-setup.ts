@@ -1,4 +1,5 @@
 import type { TestProject } from 'vitest/node';
+import { startFileServer } from './file-server';
 import { startSilentServer, startSmtpSink } from './smtp-sink';
 import { startWebhookReceiver } from './webhook-receiver';
 
@@ -8,6 +9,7 @@ declare module 'vitest' {
     inboxUrl: string;
     silentSmtpPort: number;
     webhookReceiverUrl: string;
+    fileServerUrl: string;
   }
 }
 
@@ -19,9 +21,12 @@ export default async function setup(project: TestProject) {
   project.provide('silentSmtpPort', silent.port);
   const receiver = await startWebhookReceiver();
   project.provide('webhookReceiverUrl', receiver.url);
+  const files = await startFileServer();
+  project.provide('fileServerUrl', files.url);
   return async () => {
     await sink.close();
     await silent.close();
     await receiver.close();
+    await files.close();
   };
 }

@@ -1,0 +1,36 @@
+// Files for attachment `path`s: what an account's own web server would serve.
+//   GET /files/<n>       n bytes of a fixed pattern (byte i is (31 i + 7) mod 256), application/octet-stream
+//   GET /status/<code>   an empty answer with that status (404, 500, 302 to /files/1)
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The bytes /files/<n> serves (tests compare what arrived with these). */
+export function patternBytes(size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i++) bytes[i] = (31 * i + 7) & 255;
+  return bytes;
+}
+
+export async function startFileServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const [, area, value] = new URL(req.url ?? '/', 'http://localhost').pathname.split('/');
+    if (area === 'files' && /^\d{1,9}$/.test(value ?? '')) {
+      const bytes = patternBytes(Number(value));
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(bytes.length) });
+      return res.end(bytes);
+    }
+    if (area === 'status' && /^\d{3}$/.test(value ?? '')) {
+      return res.writeHead(Number(value), value === '302' ? { Location: '/files/1' } : {}).end();
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

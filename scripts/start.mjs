@@ -114,11 +114,23 @@ async function sweep() {
   }
 }
 
+/** A test-mode mail key (pc_test_…): its mail runs the whole pipeline but never reaches SMTP. */
+async function testKey(adminToken, accountId) {
+  const body = { scopes: ['mail_api'], mode: 'test', name: 'demo test mail' };
+  return (await api(`/admin/v1/accounts/${accountId}/api-keys`, { method: 'POST', token: adminToken, body })).json.data
+    .key;
+}
+
 /** Reuses the demo account from an earlier run if its key still works, otherwise issues a new one. */
 async function ensureDemoAccount(adminToken) {
   if (existsSync(DEMO_FILE)) {
     const demo = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
-    if ((await api('/api/v1/emails?limit=1', { token: demo.mailKey })).status === 200) return demo;
+    // A demo file from before test keys gets one now; the rest is kept.
+    if ((await api('/api/v1/emails?limit=1', { token: demo.mailKey })).status === 200) {
+      demo.testMailKey ??= await testKey(adminToken, demo.accountId);
+      writeFileSync(DEMO_FILE, JSON.stringify(demo, null, 2));
+      return demo;
+    }
   }
   const admin = (path, body) => api(path, { method: 'POST', token: adminToken, body });
   const account = (await admin('/admin/v1/accounts', { name: 'Demo account' })).json.data;
@@ -139,6 +151,7 @@ async function ensureDemoAccount(adminToken) {
     publicOtpToken: token.token,
     analyticsSecret: token.analyticsSecret,
     senderEmailId: sender.id,
+    testMailKey: await testKey(adminToken, account.id),
   };
   mkdirSync(STATE_DIR, { recursive: true });
   writeFileSync(DEMO_FILE, JSON.stringify(demo, null, 2));
@@ -223,6 +236,7 @@ async function main() {
 
   demo account:          ${demo.accountId}
   mail key (mail_api):   ${demo.mailKey}
+  test mail key:         ${demo.testMailKey}  (never sends; try bounce@postcode.test)
   server OTP key:        ${demo.serverOtpKey}
   public OTP token:      ${demo.publicOtpToken}
   analytics secret:      ${demo.analyticsSecret}

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
 import { ApiError } from './errors';
+import { readAtMost } from './streams';
 
 export const MAX_JSON_BODY_BYTES = 512 * 1024;
 /** Routes that take attachments: their base64 content may take a body past 512 KiB (see `checkContentSize`). */
@@ -40,29 +41,9 @@ export const readJsonBody =
 export async function readCapped(c: Context, limit: number): Promise<Uint8Array> {
   const declared = c.req.header('Content-Length');
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (c.req.raw.body) {
-    const reader = c.req.raw.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > limit) {
-        await reader.cancel();
-        throw tooLarge(limit);
-      }
-      chunks.push(value);
-    }
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
+  const bytes = await readAtMost(c.req.raw.body, limit);
+  if (!bytes) throw tooLarge(limit);
+  return bytes;
 }
 
 const tooLarge = (limit: number) => new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`);

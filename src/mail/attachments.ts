@@ -1,6 +1,7 @@
 // Attachments: which files are refused, how their bytes are read when an email is accepted (base64 or an
 // https URL), and where they wait for delivery (R2, one object per attachment; the queue carries ids only).
 import { ApiError } from '../errors';
+import { readAtMost } from '../streams';
 import { checkOutboundUrl } from './outbound-url';
 import type { OutgoingAttachment } from './smtp';
 
@@ -90,32 +91,18 @@ async function fetchAttachment(url: string, limit: number, field: string, allowI
     await response.body?.cancel();
     throw new ApiError('INVALID_INPUT', `${field}: the URL answered ${response.status}, expected 200`);
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = response.body.getReader();
+  let bytes: Uint8Array | null;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > limit) {
-        await reader.cancel();
-        throw new ApiError('INVALID_INPUT', `attachments: at most ${ATTACHMENT_LIMITS.bytes / 1_000_000} MB per email`);
-      }
-      chunks.push(value);
-    }
-  } catch (error) {
-    if (error instanceof ApiError) throw error;
+    bytes = await readAtMost(response.body, limit);
+  } catch {
     throw new ApiError('INVALID_INPUT', `${field}: the URL could not be read`);
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
+  if (!bytes) throw tooBig();
   return bytes;
 }
+
+const tooBig = () =>
+  new ApiError('INVALID_INPUT', `attachments: at most ${ATTACHMENT_LIMITS.bytes / 1_000_000} MB per email`);
 
 /**
  * Reads every attachment of a request (decodes base64, fetches URLs) within the per-email limit and
@@ -135,9 +122,7 @@ export async function loadAttachments(
         ? decodeBase64(request.content)
         : await fetchAttachment(request.path!, ATTACHMENT_LIMITS.bytes - total, `${field}.path`, allowInsecureUrls);
     total += bytes.length;
-    if (total > ATTACHMENT_LIMITS.bytes) {
-      throw new ApiError('INVALID_INPUT', `attachments: at most ${ATTACHMENT_LIMITS.bytes / 1_000_000} MB per email`);
-    }
+    if (total > ATTACHMENT_LIMITS.bytes) throw tooBig();
     const meta: AttachmentMeta = {
       filename: request.filename,
       contentType: request.contentType ?? mediaTypeOf(request.filename),

@@ -14,8 +14,7 @@ import { healthCheckMessage } from '../mail/health-check';
 import { acceptEmails, queuedView } from '../mail/submit';
 import { pageQuery, queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
-import { MAX_ATTACHMENT_BODY_BYTES } from '../validation';
-import { EMAIL_LINKS, QUEUE_ERRORS, QUEUED_EXAMPLE, senderOf } from './emails';
+import { EMAIL_LINKS, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './emails';
 import { json, route, router } from './route';
 
 // Template management (create/update/delete) counts against the per-credential read bucket.
@@ -44,13 +43,10 @@ const BY_ID = { parameters: { templateId: '$response.body#/data/id' } };
 const sendWithTemplate = route({
   method: 'post',
   path: '/api/v1/templates/send',
+  ...SENDING,
   tag: 'Templates',
   summary: 'Send using a template (3)',
-  guard: mailApi,
-  limit: { bucket: 'mail' },
-  idempotent: true,
   body: schema.templateSendBody,
-  bodyLimit: MAX_ATTACHMENT_BODY_BYTES,
   bodyExample: { to: 'ada@example.com', templateId: TEMPLATE.id, vars: { name: 'Ada' } },
   success: {
     status: 200,

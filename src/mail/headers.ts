@@ -71,6 +71,17 @@ export function unstructuredHeader(name: string, text: string): string {
   return fold(name, foldable ? words.filter((w) => w !== '') : encodedWords(text));
 }
 
+/**
+ * A header a sender set (List-Unsubscribe, X-*): ASCII text keeps its exact characters (a URL in angle
+ * brackets must not become an encoded word), folded at single spaces where it can be; non-ASCII text is
+ * written as encoded words.
+ */
+export function customHeader(name: string, text: string): string {
+  if (!ASCII_TEXT.test(text)) return unstructuredHeader(name, text);
+  const foldable = text === text.trim() && !text.includes('  ');
+  return foldable ? fold(name, text.split(' ')) : text;
+}
+
 export type Mailbox = { email: string; name?: string | null };
 
 /** The tokens of one mailbox: `"Name" <a@b>` for a short ASCII name, encoded words otherwise (never quoted). */

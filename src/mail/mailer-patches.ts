@@ -1,6 +1,6 @@
 // worker-mailer 1.2.1, mended where it falls short of what postcode needs. It stays the SMTP transport;
 // these replace private methods of its classes (checked against the pinned version's source).
-import { Email, WorkerMailer } from 'worker-mailer';
+import { WorkerMailer } from 'worker-mailer';
 import type { RecipientRefusal } from './smtp';
 
 /** Every recipient was refused at RCPT TO: there is no one to send DATA to. */
@@ -22,14 +22,21 @@ export type MailerInternals = {
   secure: boolean;
   supportsStartTls: boolean;
   supportsDSN: boolean;
-  emailSending: { to: { email: string }[]; cc?: { email: string }[]; bcc?: { email: string }[] } | null;
+  emailSending: {
+    to: { email: string }[];
+    cc?: { email: string }[];
+    bcc?: { email: string }[];
+    headers: Record<string, string>;
+  } | null;
   /** Ours: the RCPT refusals of the message being sent. */
   refused: RecipientRefusal[];
   auth(): Promise<void>;
   rcpt(): Promise<void>;
   writeLine(line: string): Promise<void>;
+  write(data: string): Promise<void>;
   readTimeout(): Promise<string>;
   notificationBuilder(): string;
+  body(): Promise<void>;
 };
 
 const mailerPrototype = WorkerMailer.prototype as unknown as MailerInternals;
@@ -85,26 +92,28 @@ mailerPrototype.rcpt = async function (this: MailerInternals) {
   if (this.refused.length === recipients.length) throw new RecipientsRefused(this.refused);
 };
 
+/** The messages postcode composed (mime.ts), by the `headers` object handed to worker-mailer's `send`. */
+const composed = new WeakMap<object, AsyncIterable<string>>();
+
 /**
- * worker-mailer 1.2.1 writes `Content-Type: multipart/…; boundary="…"` on one line of 104-116 characters
- * (56 random hex digits per boundary). Boundaries of 32 hex digits (128 random bits) and a fold before
- * `boundary=` keep those lines within 78 (RFC 5322 2.1.1). Only the two header occurrences are folded:
- * they precede any content, and the random boundary cannot occur in content by chance.
+ * worker-mailer's `send(options)` builds its Email with `options.headers` kept by reference as
+ * `email.headers`; this returns such an object that carries our composed message to the patched `body()`.
  */
-const emailPrototype = Email.prototype as unknown as {
-  generateSafeBoundary(prefix: string): string;
-  getEmailData(): string;
-};
-emailPrototype.generateSafeBoundary = (prefix: string) => {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return prefix + Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-};
-const emailData = emailPrototype.getEmailData;
-emailPrototype.getEmailData = function (this: unknown) {
-  let folded = 0;
-  return emailData
-    .call(this)
-    .replace(/; boundary="((?:mixed|alternative)_[0-9a-f]{32})"/g, (match: string, boundary: string) =>
-      folded++ < 2 ? `;\r\n boundary="${boundary}"` : match,
-    );
+export function composedMessage(message: AsyncIterable<string>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  composed.set(headers, message);
+  return headers;
+}
+
+/**
+ * worker-mailer 1.2.1 builds the whole message as one string (its own MIME, no Cc without Bcc leaking into
+ * headers, no inline parts, attachments in memory). This replacement of its private `body` writes our
+ * composed message chunk by chunk (attachments stream from R2), then reads the server's answer to it.
+ */
+mailerPrototype.body = async function (this: MailerInternals) {
+  const message = composed.get(this.emailSending!.headers);
+  if (!message) throw new Error('no composed message for this email');
+  for await (const chunk of message) await this.write(chunk);
+  const reply = await this.readTimeout();
+  if (!reply.startsWith('2')) throw new Error(`Failed send email body: ${reply}`);
 };

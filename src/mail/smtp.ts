@@ -1,20 +1,34 @@
 import { waitUntil } from 'cloudflare:workers';
 import { WorkerMailer } from 'worker-mailer';
 import type { SmtpConfig } from '../config';
-import { addressHeader, unstructuredHeader } from './headers';
-import { type MailerInternals, oneLine, RecipientsRefused } from './mailer-patches';
+import { composedMessage, type MailerInternals, oneLine, RecipientsRefused } from './mailer-patches';
+import { AttachmentReadFailed, messageChunks } from './mime';
 
-/** An email ready for the wire. Addresses and names were validated before they got here. */
+/** An attachment of an outgoing mail; `open` is called once per attempt (null: its content is gone). */
+export type OutgoingAttachment = {
+  filename: string;
+  contentType: string;
+  /** Set: an inline part with this Content-ID (html refers to it as cid:…). */
+  contentId: string | null;
+  open(): Promise<ReadableStream<Uint8Array> | null>;
+};
+
+/** An email ready for the wire. Addresses, names and headers were validated before they got here. */
 export type OutgoingMail = {
   from: { email: string; name: string | null };
-  /** The To header: every recipient as given. */
+  /** The To header: every To recipient as given (none: `undisclosed-recipients:;`). */
   to: string[];
-  /** The envelope (RCPT TO) when it is not `to`: a retry goes only to the recipients still waiting. */
+  cc?: string[];
+  replyTo?: string[];
+  /** The envelope (RCPT TO) when it is not `to`: Bcc recipients, and a retry only to those still waiting. */
   envelopeTo?: string[];
   subject: string;
   html: string | null;
   text: string | null;
   messageId: string;
+  /** Extra headers a sender set (allow-listed names, one-line values). */
+  headers?: Record<string, string>;
+  attachments?: OutgoingAttachment[];
 };
 
 /** A recipient the server refused at RCPT TO (the message still goes to the others). */
@@ -33,6 +47,12 @@ export type SmtpOutcome =
 
 class SmtpTimeout extends Error {}
 
+/**
+ * Sending a message with attachments may take longer than one SMTP exchange (10 MB over a slow relay); the
+ * delivery lease (60 s) still covers a connect (15 s) and such a send.
+ */
+const ATTACHMENT_SEND_TIMEOUT_MS = 40_000;
+
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -49,7 +69,7 @@ export function classifySmtpError(error: unknown): Exclude<SmtpOutcome, { kind: 
     const kind = error.refused.every((r) => r.permanent) ? 'permanent' : 'transient';
     return { kind, reply, refused: error.refused };
   }
-  if (error instanceof SmtpTimeout) return { kind: 'transient', reply };
+  if (error instanceof SmtpTimeout || error instanceof AttachmentReadFailed) return { kind: 'transient', reply };
   const code = message.match(/(?:^|\s)([245]\d\d)(?:[ -]|$)/m)?.[1];
   if (code?.startsWith('5')) return { kind: 'permanent', reply };
   return { kind: 'transient', reply };
@@ -88,30 +108,36 @@ export class SmtpConnection {
 
   async send(mail: OutgoingMail): Promise<SmtpOutcome> {
     this.internals.refused = [];
+    const attachments = mail.attachments ?? [];
+    const contents: ReadableStream<Uint8Array>[] = [];
+    for (const attachment of attachments) {
+      const content = await attachment.open();
+      if (!content) {
+        await Promise.all(contents.map((c) => c.cancel().catch(() => undefined)));
+        return { kind: 'permanent', reply: `attachment ${attachment.filename}: content no longer available` };
+      }
+      contents.push(content);
+    }
     try {
+      // worker-mailer sends the envelope; the message itself is ours (mime.ts), written by the patched body().
       const sending = this.mailer.send({
         from: mail.from.email,
-        to: mail.envelopeTo ?? mail.to, // the envelope: worker-mailer writes our To header as given
+        to: mail.envelopeTo ?? mail.to,
         subject: mail.subject,
-        html: mail.html ?? undefined,
-        text: mail.text ?? undefined,
-        headers: {
-          From: addressHeader('From', [mail.from]),
-          To: addressHeader(
-            'To',
-            mail.to.map((email) => ({ email })),
-          ),
-          Subject: unstructuredHeader('Subject', mail.subject),
-          'Message-ID': mail.messageId,
-        },
+        text: '(composed by mime.ts)', // required by worker-mailer's Email; never written
+        headers: composedMessage(messageChunks(mail, contents)),
       });
-      await withTimeout(sending, this.config.timeoutMs, 'sending');
+      const ms = attachments.length > 0 ? ATTACHMENT_SEND_TIMEOUT_MS : this.config.timeoutMs;
+      await withTimeout(sending, ms, 'sending');
       return { kind: 'accepted', refused: this.internals.refused };
     } catch (error) {
       const outcome = classifySmtpError(error);
       // A 5xx leaves the session usable (worker-mailer sends RSET); anything else may not have.
       if (outcome.kind === 'transient') this.abort();
       return { ...outcome, refused: outcome.refused ?? this.internals.refused };
+    } finally {
+      // Content not sent (every recipient refused, a failure): let its source go.
+      await Promise.all(contents.map((c) => (c.locked ? undefined : c.cancel().catch(() => undefined))));
     }
   }
 

@@ -77,7 +77,7 @@ async function queueMails(ready: Ready, count: number, concurrency: number, onAc
   return accepted;
 }
 
-type Detail = { status: string; messageId: string };
+type Detail = { status: string; messageId: string; scheduledAt?: string; sentAt?: string };
 
 /** Polls until every id is SENT; returns their details, or throws with the stragglers. */
 async function waitAllSent(ready: Ready, ids: string[], deadline: number): Promise<Map<string, Detail>> {
@@ -126,6 +126,42 @@ describe('crash recovery (SIGKILL of the process group, restart on the same stat
     for (const detail of details.values()) expect(copies.get(detail.messageId)).toBe(1);
     expect(copies.size).toBe(200);
     expect(duplicates).toBe(0);
+  }, 400_000);
+
+  it('scheduled mail survives a crash: sent once, not early, within 60 s of its time (one time passes while down)', async () => {
+    const smtpPort = await freePort();
+    const smtp = await startRecordingSmtp(smtpPort);
+    cleanups.push(smtp.close);
+    const service = await newService(smtpPort);
+    let ready = await service.start();
+    const times = [20_000, 45_000].map((ms) => new Date(Date.now() + ms).toISOString());
+    const ids: string[] = [];
+    for (const scheduledAt of times) {
+      const res = await api<{ id: string; status: string }>(ready, 'POST', '/api/v1/emails', {
+        to: `scheduled.${crypto.randomUUID().slice(0, 8)}@example.com`,
+        subject: 'Scheduled across a crash',
+        text: 'x',
+        scheduledAt,
+      });
+      expect(res.data.status).toBe('SCHEDULED');
+      ids.push(res.data.id);
+    }
+    await service.kill(); // the first one's delayed queue message dies with the process
+    await sleep(Math.max(Date.parse(times[0]!) - Date.now() + 5_000, 0)); // its time passes while down
+    ready = await service.start();
+    const details = await waitAllSent(ready, ids, Date.now() + DEADLINE_MS);
+    await sleep(3000);
+    const copies = copiesById(smtp.received);
+    const lateness = ids.map((id) => {
+      const { scheduledAt, sentAt } = details.get(id)!;
+      return (Date.parse(sentAt!) - Date.parse(scheduledAt!)) / 1000;
+    });
+    console.log(`[crash, scheduled] seconds after the scheduled time: ${lateness.map((s) => s.toFixed(1)).join(', ')}`);
+    for (const detail of details.values()) expect(copies.get(detail.messageId)).toBe(1);
+    for (const seconds of lateness) {
+      expect(seconds).toBeGreaterThanOrEqual(0);
+      expect(seconds).toBeLessThanOrEqual(60);
+    }
   }, 400_000);
 
   it('a kill in the middle of a 300-mail burst: every accepted mail is delivered, SENT within 3 minutes', async () => {

@@ -65,14 +65,14 @@ export async function acceptEmails(
   env: Bindings,
   sender: Sender,
   requests: MailRequest[],
-  options: { countTowardsAllowance: boolean; jsonBody: string },
+  options: { countTowardsAllowance: boolean; jsonBody: string; batch?: boolean },
 ): Promise<NewEmail[]> {
   const attachmentContent = requests.reduce(
     (sum, r) => sum + (r.attachments ?? []).reduce((n, a) => n + (a.content?.length ?? 0), 0),
     0,
   );
   checkContentSize(options.jsonBody, attachmentContent);
-  const batch = requests.length > 1;
+  const batch = options.batch === true;
   const composed: ComposedEmail[] = [];
   let attachmentBytes = 0;
   for (const [index, request] of requests.entries()) {

@@ -74,8 +74,15 @@ export async function deliverEmails(
   ]);
   // Typed, not inferred: `attempt` opens it through a closure, which narrowing would not see.
   let connection = null as SmtpConnection | null;
+  const inThisBatch = new Set<string>();
   try {
     for (const { message, job } of deliveries) {
+      // Two messages of one email can share a batch (the scheduled handler's and the sweep's): one sends.
+      if (inThisBatch.has(job.emailId)) {
+        message.ack();
+        continue;
+      }
+      inThisBatch.add(job.emailId);
       const claim = claims.get(job.emailId)!;
       // Queues deliver at least once: an email already finished, not due, or held, is done here.
       if (claim.kind === 'done' || claim.kind === 'held') {

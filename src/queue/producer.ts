@@ -67,10 +67,17 @@ export function emailMessage(emailId: string, dueAt: string | null, now = Date.n
   return { body: emailJob(emailId), contentType: 'json' as const, ...(delaySeconds > 0 ? { delaySeconds } : {}) };
 }
 
-/** Whether an email needs its queue message now (not held; not scheduled beyond the dispatch window). */
-const dispatchNow = (email: NewEmail, held: Set<string>, now: number) =>
-  !held.has(email.id) &&
-  (email.scheduledAt === null || Date.parse(email.scheduledAt) - now <= SCHEDULE_DISPATCH_SECONDS * 1000);
+/**
+ * Queues the message of each email due now or within the dispatch window (a scheduled one delayed to its
+ * time); the scheduled handler dispatches the others when their time comes near.
+ */
+export async function dispatchIfDueSoon(env: Bindings, emails: { id: string; scheduledAt: string | null }[]) {
+  const now = Date.now();
+  const messages = emails
+    .filter((e) => e.scheduledAt === null || Date.parse(e.scheduledAt) - now <= SCHEDULE_DISPATCH_SECONDS * 1000)
+    .map((e) => emailMessage(e.id, e.scheduledAt, now));
+  if (messages.length > 0) await env.MAIL_QUEUE.sendBatch(messages);
+}
 
 /**
  * Stores emails as QUEUED (or SCHEDULED), all or none, with their attachments in R2, and hands those due
@@ -97,12 +104,12 @@ export async function enqueueEmails(
     await deleteAttachments(env.ATTACHMENTS, metas);
     return false;
   }
-  const now = Date.now();
-  const messages = emails
-    .filter((email) => dispatchNow(email, stored.held, now))
-    .map((email) => emailMessage(email.id, email.scheduledAt, now));
   try {
-    if (messages.length > 0) await env.MAIL_QUEUE.sendBatch(messages);
+    // A held email (freeze mode) gets its message when it is released.
+    await dispatchIfDueSoon(
+      env,
+      emails.filter((email) => !stored.held.has(email.id)),
+    );
   } catch (error) {
     // The transaction committed; undo it (the rows, their email.queued deliveries, the allowance reserved).
     await unstoreEmails(env.DB, emails, { ...options, deliveryIds: stored.deliveryIds });

@@ -2,7 +2,6 @@ import type { Context } from 'hono';
 import type { ApiKeyCredential } from '../auth/credentials';
 import { mailApi } from '../auth/guards';
 import { requireSmtp } from '../config';
-import { SCHEDULE_DISPATCH_SECONDS } from '../db/outbox';
 import { cancelScheduled, reschedule, type ScheduleChange } from '../db/schedule';
 import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
@@ -10,7 +9,7 @@ import { countHits } from '../limits/rate-limit';
 import { deleteAttachments } from '../mail/attachments';
 import type { Sender } from '../mail/compose';
 import { acceptEmails, queuedView } from '../mail/submit';
-import { emailMessage } from '../queue/producer';
+import { dispatchIfDueSoon } from '../queue/producer';
 import {
   batchBody,
   batchResponse,
@@ -171,6 +170,7 @@ export const emailRoutes = router()
     const emails = await acceptEmails(c.env, senderOf(c), requests, {
       countTowardsAllowance: true,
       jsonBody: c.var.jsonBody,
+      batch: true,
     });
     return c.json({ success: true as const, data: emails.map(queuedView) }, 200);
   })
@@ -187,9 +187,6 @@ export const emailRoutes = router()
     const { scheduledAt } = c.req.valid('json');
     const change = await reschedule(c.env.DB, senderOf(c), emailId, scheduledAt);
     if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_SCHEDULED');
-    // Due soon: its message now (the scheduled handler would take up to a minute to see it).
-    if (Date.parse(scheduledAt) - Date.now() <= SCHEDULE_DISPATCH_SECONDS * 1000) {
-      await c.env.MAIL_QUEUE.sendBatch([emailMessage(emailId, scheduledAt)]);
-    }
+    await dispatchIfDueSoon(c.env, [{ id: emailId, scheduledAt }]);
     return c.json({ success: true as const, data: { id: emailId, status: 'SCHEDULED' as const, scheduledAt } }, 200);
   });

@@ -49,6 +49,17 @@ describe('queue consumer: delivery outcomes', () => {
     expect(delivered[0]!.messageId).toBe(`<${ids[2]}@postcode.dev>`);
   });
 
+  it('two messages of one email in the same batch: sent once, both acked', async () => {
+    const { accountId } = await newAccount();
+    const to = uniqueAddress('twice');
+    const id = await storedEmail(accountId, to);
+    const result = await runBatch([id, id]);
+    expect(result.explicitAcks.sort()).toEqual([`msg-0-${id}`, `msg-1-${id}`]);
+    expect(result.retryMessages).toEqual([]);
+    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT', attempts: 1 });
+    expect(await inbox(to)).toHaveLength(1);
+  });
+
   it('acks a redelivered message of an email already SENT without sending it again', async () => {
     const { accountId } = await newAccount();
     const to = uniqueAddress('dup');

@@ -8,7 +8,7 @@ import { type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails
 import { SCHEDULE_DISPATCH_SECONDS } from './outbox';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
-/** A message may arrive a little before the time its row is due (clocks, queue delays). */
+/** A message may arrive a little before the time its row is due (clocks, queue delays); never a scheduled one's. */
 const DUE_SLACK_MS = 5_000;
 
 export type DeliveryClaim =
@@ -53,7 +53,8 @@ export async function claimForDelivery(
       .prepare(
         `UPDATE emails SET lease_until = ?1, lease_owner = ?4, status = 'QUEUED'
          WHERE id IN (SELECT value FROM json_each(?2)) AND status IN ('QUEUED', 'SCHEDULED') AND held = 0
-           AND (lease_until IS NULL OR lease_until < ?3) AND (due_at IS NULL OR due_at <= ?5)`,
+           AND (lease_until IS NULL OR lease_until < ?3)
+           AND (due_at IS NULL OR due_at <= CASE status WHEN 'SCHEDULED' THEN ?3 ELSE ?5 END)`,
       )
       .bind(
         nowIso(new Date(now + leaseSeconds * 1000)),

@@ -1,12 +1,6 @@
 import type { Mailbox } from '../config';
-import {
-  clearHeld,
-  insertEmails,
-  listHeldEmailIds,
-  type NewEmail,
-  type StoredEmails,
-  unstoreEmails,
-} from '../db/emails';
+import { insertEmails, type StoredEmails, unstoreEmails } from '../db/email-store';
+import { clearHeld, listHeldEmailIds, type NewEmail } from '../db/emails';
 import type { VerificationEntry } from '../db/otp-history';
 import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from '../db/outbox';
 import type { OtpChannel } from '../durable-objects/otp-recipient';

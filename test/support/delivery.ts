@@ -1,7 +1,7 @@
 // Delivery through the real consumer with batches built by hand, so acks, retries and delays are visible.
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { insertEmail } from '../../src/db/emails';
+import { insertEmail } from '../../src/db/email-store';
 import { newId } from '../../src/ids';
 import worker from '../../src/index';
 import type { QueuedJob } from '../../src/queue/producer';

@@ -1,0 +1,193 @@
+// Storing accepted emails: everything of theirs in one transaction, all or none (a batch too), with the
+// daily allowance reserved in it; and undoing that when their queue messages could not be produced.
+import { canonicalAddress } from '../mail/address';
+import { emailQueuedEvent } from '../webhooks/produce';
+import { eventsInsert } from './email-events';
+import { type NewEmail, recipientsOf } from './emails';
+import { deliveriesInsert, insertedIds } from './webhooks';
+
+/**
+ * The daily warm-up allowance (route 1 and the batch): emails count their recipients on the UTC day they
+ * were created. `reserve` adds them to the day's usage unless that would pass the allowance in the settings
+ * (null = unlimited) and changes no row when it would; `release` gives them back.
+ */
+function dailyAllowance(db: D1Database, emails: NewEmail[]) {
+  const day = emails[0]!.createdAt.slice(0, 10);
+  const recipients = emails.reduce((sum, email) => sum + recipientsOf(email).length, 0);
+  return {
+    reserve: db
+      .prepare(
+        `INSERT INTO daily_usage (day, recipients)
+         SELECT ?1, ?2 WHERE ?2 <= COALESCE((SELECT daily_allowance FROM settings WHERE id = 1), ?3)
+         ON CONFLICT(day) DO UPDATE SET recipients = recipients + ?2
+         WHERE recipients + ?2 <= COALESCE((SELECT daily_allowance FROM settings WHERE id = 1), ?3)`,
+      )
+      .bind(day, recipients, Number.MAX_SAFE_INTEGER),
+    release: db
+      .prepare('UPDATE daily_usage SET recipients = MAX(recipients - ?, 0) WHERE day = ?')
+      .bind(recipients, day),
+  };
+}
+
+export type AllowanceOption = { countTowardsAllowance?: boolean };
+
+/**
+ * The statements that store one email: its row (QUEUED, or SCHEDULED with `scheduledAt`), recipients,
+ * tags, attachment metadata and first events. `gate` decides whether anything is stored: the reservation
+ * just before (`changes()`), or the first email of the same batch having been stored.
+ */
+function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boolean; anchorId: string | null }) {
+  const exists = 'EXISTS (SELECT 1 FROM emails WHERE id = ?1)';
+  const insertRow = db
+    .prepare(
+      `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, html, text,
+         priority, status, message_id, created_at, updated_at, due_at, held, scheduled_at, reply_to, headers, tags, test)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, CASE WHEN ?15 IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END,
+         ?11, ?12, ?12, COALESCE(?15, ?12),
+         CASE WHEN ?10 = 'NORMAL' AND ?15 IS NULL THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END,
+         ?15, ?16, ?17, ?18, ?19
+       WHERE CASE WHEN ?14 IS NULL THEN (?13 = 0 OR changes() > 0) ELSE EXISTS (SELECT 1 FROM emails WHERE id = ?14) END
+       RETURNING id, held`,
+    )
+    .bind(
+      email.id,
+      email.accountId,
+      email.templateId,
+      email.senderId,
+      email.fromEmail,
+      email.fromName,
+      email.subject,
+      email.html,
+      email.text,
+      email.priority,
+      email.messageId,
+      email.createdAt,
+      gate.counted ? 1 : 0, // ?13: the insert follows the reservation, and runs only if it changed a row
+      gate.anchorId, // ?14: in a batch, stored only if the batch's first email was
+      email.scheduledAt,
+      JSON.stringify(email.replyTo),
+      JSON.stringify(email.headers),
+      JSON.stringify(email.tags),
+      email.test ? 1 : 0,
+    );
+  const recipients = recipientsOf(email).map(({ address, kind }) => [address, canonicalAddress(address), kind]);
+  const statements = [
+    insertRow,
+    db
+      .prepare(
+        `INSERT INTO email_recipients (email_id, position, address, canonical, kind)
+         SELECT ?1, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+         FROM json_each(?2) WHERE ${exists}`,
+      )
+      .bind(email.id, JSON.stringify(recipients)),
+    eventsInsert(
+      db,
+      email.id,
+      [
+        email.scheduledAt ? { type: 'scheduled', detail: email.scheduledAt } : { type: 'queued', detail: null },
+        { type: 'held', detail: null },
+      ],
+      email.createdAt,
+      `${exists} AND (json_extract(j.value, '$.type') <> 'held' OR EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND held = 1))`,
+    ),
+  ];
+  if (email.tags.length > 0) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO email_tags (email_id, name, value)
+           SELECT ?1, json_extract(value, '$.name'), json_extract(value, '$.value') FROM json_each(?2) WHERE ${exists}`,
+        )
+        .bind(email.id, JSON.stringify(email.tags)),
+    );
+  }
+  if (email.attachments.length > 0) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO email_attachments (email_id, position, filename, content_type, content_id, size, r2_key)
+           SELECT ?1, key, json_extract(value, '$.filename'), json_extract(value, '$.contentType'),
+             json_extract(value, '$.contentId'), json_extract(value, '$.size'), json_extract(value, '$.key')
+           FROM json_each(?2) WHERE ${exists}`,
+        )
+        .bind(email.id, JSON.stringify(email.attachments)),
+    );
+  }
+  return statements;
+}
+
+export type StoredEmails = {
+  /** False when the daily allowance refused them (nothing was stored). */
+  stored: boolean;
+  /** The ids stored held by freeze mode (they get no queue message until release). */
+  held: Set<string>;
+  /** The webhook deliveries of their `email.queued` events. */
+  deliveryIds: string[];
+};
+
+/**
+ * Stores QUEUED (or SCHEDULED) emails and everything of theirs in one transaction (one round trip): all
+ * or none. The operator settings are read inside it: a NORMAL email due now is stored held while the
+ * service is frozen, so an unfreeze cannot slip in between. With `countTowardsAllowance` the recipients of
+ * every email are reserved first in the same transaction; when the allowance has no room, nothing is stored.
+ */
+export async function insertEmails(
+  db: D1Database,
+  emails: NewEmail[],
+  options: AllowanceOption = {},
+): Promise<StoredEmails> {
+  const counted = options.countTowardsAllowance === true;
+  const first = emails[0]!;
+  const perEmail = emails.map((email, index) =>
+    emailStatements(db, email, { counted, anchorId: index === 0 ? null : first.id }),
+  );
+  const webhooks = deliveriesInsert(
+    db,
+    first.accountId,
+    emails.map(emailQueuedEvent),
+    first.createdAt,
+    'EXISTS (SELECT 1 FROM emails WHERE id = ?4)',
+    [first.id],
+  );
+  const reserve = counted ? [dailyAllowance(db, emails).reserve] : [];
+  const results = await db.batch([...reserve, ...perEmail.flat(), webhooks]);
+  const held = new Set<string>();
+  let stored = false;
+  let offset = reserve.length;
+  for (const statements of perEmail) {
+    const row = results[offset]!.results[0] as { id: string; held: number } | undefined;
+    if (row) stored = true;
+    if (row?.held === 1) held.add(row.id);
+    offset += statements.length;
+  }
+  return { stored, held, deliveryIds: insertedIds(results.at(-1)) };
+}
+
+/** One email: see `insertEmails`. */
+export async function insertEmail(db: D1Database, email: NewEmail, options: AllowanceOption = {}) {
+  const { stored, held, deliveryIds } = await insertEmails(db, [email], options);
+  return { stored, held: held.has(email.id), deliveryIds };
+}
+
+/**
+ * Undoes `insertEmails` (with the same options) when the emails' queue messages could not be produced:
+ * the rows, everything of theirs and the allowance they reserved go in one transaction.
+ */
+export async function unstoreEmails(
+  db: D1Database,
+  emails: NewEmail[],
+  options: AllowanceOption & { deliveryIds?: string[] } = {},
+): Promise<void> {
+  const ids = JSON.stringify(emails.map((email) => email.id));
+  const inIds = 'email_id IN (SELECT value FROM json_each(?))';
+  await db.batch([
+    db
+      .prepare('DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))')
+      .bind(JSON.stringify(options.deliveryIds ?? [])),
+    ...['email_recipients', 'email_events', 'email_tags', 'email_attachments'].map((table) =>
+      db.prepare(`DELETE FROM ${table} WHERE ${inIds}`).bind(ids),
+    ),
+    db.prepare('DELETE FROM emails WHERE id IN (SELECT value FROM json_each(?))').bind(ids),
+    ...(options.countTowardsAllowance === true ? [dailyAllowance(db, emails).release] : []),
+  ]);
+}

@@ -85,6 +85,26 @@ describe('cc, bcc and replyTo', () => {
     expect(email.recipients.find((r) => r.email === refused)).toMatchObject({ kind: 'cc', status: 'FAILED' });
   });
 
+  it('a suppressed cc or bcc is skipped like a suppressed To; the others get the mail', async () => {
+    const { mailKey } = await newAccount();
+    const to = uniqueAddress('kept');
+    const cc = uniqueAddress('suppressedcc');
+    const bcc = uniqueAddress('suppressedbcc');
+    for (const email of [cc, bcc]) {
+      expect((await call('POST', '/api/v1/suppressions', { token: mailKey, body: { email } })).status).toBe(201);
+    }
+    const res = await queue(mailKey, { to, cc, bcc, subject: 'Skip', text: 'x' });
+    const [mail] = await waitForInbox(to);
+    expect(mail!.envelopeTo).toEqual([to]);
+    await waitForStatus(mailKey, res.json.data.id, 'SENT');
+    const email = await detail(mailKey, res.json.data.id);
+    expect(email.recipients.map((r) => [r.kind, r.status])).toEqual([
+      ['to', 'SENT'],
+      ['cc', 'SUPPRESSED'],
+      ['bcc', 'SUPPRESSED'],
+    ]);
+  });
+
   it('at most 100 recipients across to, cc and bcc; bad addresses are named', async () => {
     const { mailKey } = await newAccount();
     const list = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}@example.com`);

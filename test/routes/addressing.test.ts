@@ -12,7 +12,8 @@ import {
   waitForInbox,
   waitForStatus,
 } from '../support/api';
-import type { EmailDetail, EmailList, QueuedEmail, SavedTemplate } from '../support/responses';
+import type { EmailDetail, EmailList, QueuedEmail } from '../support/responses';
+import { createTemplate } from '../support/templates';
 import { newWebhook, waitForEvents } from '../support/webhooks';
 
 const queue = (token: string, body: unknown) => call<QueuedEmail>('POST', '/api/v1/emails', { token, body });
@@ -129,15 +130,12 @@ describe('cc, bcc and replyTo', () => {
 
   it('route 3 takes them too', async () => {
     const { mailKey } = await newAccount();
-    const template = await call<SavedTemplate>('POST', '/api/v1/templates', {
-      token: mailKey,
-      body: { name: 't', subject: 'Hi', textBody: 'Hello' },
-    });
+    const template = await createTemplate(mailKey, { subject: 'Hi', textBody: 'Hello' });
     const to = uniqueAddress('tpl');
     const cc = uniqueAddress('tplcc');
     const res = await call('POST', '/api/v1/templates/send', {
       token: mailKey,
-      body: { to, cc, templateId: template.json.data.id, replyTo: 'help@example.com' },
+      body: { to, cc, templateId: template.id, replyTo: 'help@example.com' },
     });
     expect(res.status).toBe(200);
     const [mail] = await waitForInbox(cc);

@@ -12,7 +12,8 @@ import {
   waitForInbox,
   waitForStatus,
 } from '../support/api';
-import type { BatchQueued, SavedTemplate } from '../support/responses';
+import type { BatchQueued } from '../support/responses';
+import { createTemplate } from '../support/templates';
 
 const PATH = '/api/v1/emails/batch';
 const batch = (token: string, emails: unknown[], headers?: Record<string, string>) =>
@@ -88,14 +89,9 @@ describe('POST /api/v1/emails/batch', () => {
 
   it('templates work per email', async () => {
     const { mailKey } = await newAccount();
-    const template = await call<SavedTemplate>('POST', '/api/v1/templates', {
-      token: mailKey,
-      body: { name: 't', subject: 'Hi {{name}}', textBody: 'Hello {{name}}' },
-    });
+    const template = await createTemplate(mailKey, { textBody: 'Hello {{name}}' });
     const to = uniqueAddress('tpl');
-    const res = await batch(mailKey, [
-      { to, subject: 'Own subject', templateId: template.json.data.id, vars: { name: 'Ada' } },
-    ]);
+    const res = await batch(mailKey, [{ to, subject: 'Own subject', templateId: template.id, vars: { name: 'Ada' } }]);
     expect(res.status).toBe(200);
     const [mail] = await waitForInbox(to);
     expect(mail!.subject).toBe('Own subject');

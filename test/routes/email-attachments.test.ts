@@ -11,7 +11,8 @@ import {
   waitForInbox,
   waitForStatus,
 } from '../support/api';
-import type { EmailDetail, QueuedEmail, SavedTemplate } from '../support/responses';
+import type { EmailDetail, QueuedEmail } from '../support/responses';
+import { createTemplate } from '../support/templates';
 
 const queue = (token: string, body: unknown, bindings?: Cloudflare.Env) =>
   call<QueuedEmail>('POST', '/api/v1/emails', { token, body, bindings });
@@ -192,16 +193,13 @@ describe('POST /api/v1/emails with attachments', () => {
 
   it('works on route 3 (template send) too', async () => {
     const { mailKey } = await newAccount();
-    const template = await call<SavedTemplate>('POST', '/api/v1/templates', {
-      token: mailKey,
-      body: { name: 'invoice', subject: 'Invoice {{n}}', textBody: 'See attached, {{n}}' },
-    });
+    const template = await createTemplate(mailKey, { subject: 'Invoice {{n}}', textBody: 'See attached, {{n}}' });
     const to = uniqueAddress('tplattach');
     const res = await call<QueuedEmail>('POST', '/api/v1/templates/send', {
       token: mailKey,
       body: {
         to,
-        templateId: template.json.data.id,
+        templateId: template.id,
         vars: { n: 7 },
         attachments: [{ filename: 'i.txt', content: btoa('seven') }],
       },

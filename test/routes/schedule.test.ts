@@ -13,7 +13,8 @@ import {
   uniqueAddress,
   waitForInbox,
 } from '../support/api';
-import type { EmailDetail, QueuedEmail, SavedTemplate } from '../support/responses';
+import type { EmailDetail, QueuedEmail } from '../support/responses';
+import { createTemplate } from '../support/templates';
 import { newWebhook, waitForEvents } from '../support/webhooks';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -89,15 +90,12 @@ describe('scheduledAt on POST /api/v1/emails', () => {
 
   it('works on route 3 and in the batch', async () => {
     const { mailKey } = await newAccount();
-    const template = await call<SavedTemplate>('POST', '/api/v1/templates', {
-      token: mailKey,
-      body: { name: 't', subject: 'Hi', textBody: 'Hello' },
-    });
+    const template = await createTemplate(mailKey, { subject: 'Hi', textBody: 'Hello' });
     const sent = await call<QueuedEmail & { templateId: string }>('POST', '/api/v1/templates/send', {
       token: mailKey,
-      body: { to: uniqueAddress('tpl'), templateId: template.json.data.id, scheduledAt: inSeconds(3600) },
+      body: { to: uniqueAddress('tpl'), templateId: template.id, scheduledAt: inSeconds(3600) },
     });
-    expect(sent.json.data).toMatchObject({ status: 'SCHEDULED', templateId: template.json.data.id });
+    expect(sent.json.data).toMatchObject({ status: 'SCHEDULED', templateId: template.id });
     const batch = await call<QueuedEmail[]>('POST', '/api/v1/emails/batch', {
       token: mailKey,
       body: { emails: [{ to: uniqueAddress('b'), subject: 's', text: 'x', scheduledAt: inSeconds(3600) }] },

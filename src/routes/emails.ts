@@ -39,8 +39,15 @@ export const QUEUE_ERRORS = ['SENDER_NOT_VERIFIED', 'SMTP_NOT_CONFIGURED'] as co
 
 type MailContext = Context<GuardedEnv<ApiKeyCredential>>;
 
-/** Examples of a scheduled time must be valid whenever the document is read: tomorrow, 09:00 UTC. */
-const TOMORROW_9AM = `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T09:00:00.000Z`;
+/**
+ * An example scheduled time must be valid whenever the document is read: tomorrow, 09:00 UTC. A getter, read
+ * when the document is served, because a Worker's clock reads 1970 while its module loads.
+ */
+const withTomorrow9am = <T extends object>(fields: T) =>
+  Object.defineProperty({ ...fields }, 'scheduledAt', {
+    enumerable: true,
+    get: () => `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T09:00:00.000Z`,
+  }) as T & { scheduledAt: string };
 
 /** Who is sending, as the mail pipeline needs it: the account, and whether with a test key. */
 export const senderOf = (c: MailContext): Sender => ({
@@ -132,12 +139,12 @@ const rescheduleEmail = route({
   limit: { bucket: 'read' },
   params: emailIdParam,
   body: rescheduleBody,
-  bodyExample: { scheduledAt: TOMORROW_9AM },
+  bodyExample: withTomorrow9am({}),
   success: {
     status: 200,
     content: json(rescheduledResponse, {
       success: true,
-      data: { id: QUEUED_EXAMPLE.data.id, status: 'SCHEDULED', scheduledAt: TOMORROW_9AM },
+      data: withTomorrow9am({ id: QUEUED_EXAMPLE.data.id, status: 'SCHEDULED' as const }),
     }),
   },
   errors: ['EMAIL_NOT_FOUND', 'EMAIL_NOT_SCHEDULED'],

@@ -92,6 +92,8 @@ mailerPrototype.rcpt = async function (this: MailerInternals) {
   if (this.refused.length === recipients.length) throw new RecipientsRefused(this.refused);
 };
 
+const WRITE_SIZE = 64 * 1024;
+
 /** The messages postcode composed (mime.ts), by the `headers` object handed to worker-mailer's `send`. */
 const composed = new WeakMap<object, AsyncIterable<string>>();
 
@@ -113,7 +115,16 @@ export function composedMessage(message: AsyncIterable<string>): Record<string, 
 mailerPrototype.body = async function (this: MailerInternals) {
   const message = composed.get(this.emailSending!.headers);
   if (!message) throw new Error('no composed message for this email');
-  for await (const chunk of message) await this.write(chunk);
+  // Small pieces are gathered into writes of up to 64 KiB: one socket write for an ordinary message.
+  let pending = '';
+  for await (const chunk of message) {
+    pending += chunk;
+    if (pending.length >= WRITE_SIZE) {
+      await this.write(pending);
+      pending = '';
+    }
+  }
+  if (pending) await this.write(pending);
   const reply = await this.readTimeout();
   if (!reply.startsWith('2')) throw new Error(`Failed send email body: ${reply}`);
 };

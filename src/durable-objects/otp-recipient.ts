@@ -6,6 +6,13 @@ import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbo
 
 export type OtpChannel = 'instant' | 'backend' | 'email_verification';
 
+/** How a session's codes are mailed, kept so that a resend looks like the first mail. */
+export type OtpMailSettings = {
+  subject: string;
+  verificationLine?: string;
+  from: { email: string; name: string | null };
+};
+
 export type NewOtpSession = {
   sessionId: string;
   accountId: string;
@@ -15,7 +22,11 @@ export type NewOtpSession = {
   digits: number;
   expiresAt: number;
   maxAttempts: number;
+  mail: OtpMailSettings;
 };
+
+/** What a resend needs of a session: its code length, expiry and mail settings (null: none kept). */
+export type ResendableSession = { digits: number; expiresAt: number; mail: OtpMailSettings | null };
 
 export type VerifyAttempt = {
   sessionId: string;
@@ -48,6 +59,7 @@ type SessionRow = {
   account_id: string;
   channel: OtpChannel;
   email: string;
+  /** The HMACs of every code mailed for the session, comma-separated (each stays valid until expiry). */
   code_hash: string;
   digits: number;
   expires_at: number;
@@ -89,6 +101,7 @@ export class OtpRecipient extends DurableObject {
       id TEXT PRIMARY KEY, account_id TEXT NOT NULL, channel TEXT NOT NULL, email TEXT NOT NULL,
       code_hash TEXT NOT NULL, digits INTEGER NOT NULL, expires_at INTEGER NOT NULL, attempts INTEGER NOT NULL,
       max_attempts INTEGER NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL, verified_at INTEGER)`);
+    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS session_mail (session_id TEXT PRIMARY KEY, mail TEXT NOT NULL)');
   }
 
   private row(sessionId: string): SessionRow | null {
@@ -112,16 +125,64 @@ export class OtpRecipient extends DurableObject {
       session.maxAttempts,
       Date.now(),
     );
+    this.ctx.storage.sql.exec(
+      'INSERT INTO session_mail (session_id, mail) VALUES (?, ?)',
+      session.sessionId,
+      JSON.stringify(session.mail),
+    );
     await alarmNoLaterThan(this.ctx.storage, Math.min(pruneAt ?? Infinity, session.expiresAt + KEEP_AFTER_EXPIRY_MS));
     return decision;
   }
 
-  /** Replaces the code of a pending session (a retried email carries a fresh code). */
-  rotateCode(sessionId: string, accountId: string, codeHash: string): boolean {
+  /** The session if it is the caller's, of its flavour, pending and not expired; null otherwise. */
+  private pending(sessionId: string, accountId: string, channel?: OtpChannel): SessionRow | null {
     const row = this.row(sessionId);
-    if (!row || row.account_id !== accountId || row.state !== 'pending' || Date.now() >= row.expires_at) return false;
-    this.ctx.storage.sql.exec('UPDATE sessions SET code_hash = ? WHERE id = ?', codeHash, sessionId);
+    if (!row || row.account_id !== accountId || (channel !== undefined && row.channel !== channel)) return null;
+    return row.state === 'pending' && Date.now() < row.expires_at ? row : null;
+  }
+
+  /** Adds a code to a pending session (a retried email carries a fresh code); the earlier ones stay valid. */
+  addCode(sessionId: string, accountId: string, codeHash: string): boolean {
+    const row = this.pending(sessionId, accountId);
+    if (!row) return false;
+    this.ctx.storage.sql.exec(
+      'UPDATE sessions SET code_hash = ? WHERE id = ?',
+      `${row.code_hash},${codeHash}`,
+      sessionId,
+    );
     return true;
+  }
+
+  /** What a resend of this session needs; null when it cannot be resent (unknown, another's, used, expired, locked). */
+  resendable(sessionId: string, accountId: string, channel: OtpChannel, email: string): ResendableSession | null {
+    const row = this.pending(sessionId, accountId, channel);
+    if (!row || row.email !== canonicalAddress(email)) return null;
+    const mail = this.ctx.storage.sql
+      .exec<{ mail: string }>('SELECT mail FROM session_mail WHERE session_id = ?', sessionId)
+      .toArray()[0];
+    return {
+      digits: row.digits,
+      expiresAt: row.expires_at,
+      mail: mail ? (JSON.parse(mail.mail) as OtpMailSettings) : null,
+    };
+  }
+
+  /**
+   * A resend: counts a send against the recipient's `sendLimit` and, if it has room, adds the code. The
+   * attempts and the lock are the session's and are not touched. Null when the session cannot be resent.
+   */
+  async resend(
+    sessionId: string,
+    accountId: string,
+    codeHash: string,
+    sendLimit: WindowRule,
+  ): Promise<RateDecision | null> {
+    if (!this.pending(sessionId, accountId)) return null;
+    const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
+    if (!decision.allowed) return decision;
+    this.addCode(sessionId, accountId, codeHash);
+    if (pruneAt !== null) await alarmNoLaterThan(this.ctx.storage, pruneAt);
+    return decision;
   }
 
   /** Checks a code; a wrong one counts against the session's attempts and the recipient's `failureLimit`. */
@@ -144,7 +205,9 @@ export class OtpRecipient extends DurableObject {
       return { result: 'locked', retryAfterSeconds: Math.max(Math.ceil((row.expires_at - now) / 1000), 1) };
     }
     if (attempt.codeLength !== row.digits) return { result: 'malformed' };
-    if (sameHash(attempt.codeHash, row.code_hash) && canonicalAddress(attempt.email) === row.email) {
+    // Every hash is compared (no early exit), so the time taken does not say which code matched.
+    const matches = row.code_hash.split(',').reduce((found, hash) => sameHash(attempt.codeHash, hash) || found, false);
+    if (matches && canonicalAddress(attempt.email) === row.email) {
       this.ctx.storage.sql.exec(
         `UPDATE sessions SET state = 'verified', verified_at = ?, code_hash = '' WHERE id = ?`,
         now,
@@ -219,6 +282,7 @@ export class OtpRecipient extends DurableObject {
       }
     }
     sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now - KEEP_AFTER_EXPIRY_MS);
+    sql.exec('DELETE FROM session_mail WHERE session_id NOT IN (SELECT id FROM sessions)');
     const oldest = sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM sessions').one().at;
     const due = [
       oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS,

@@ -4,13 +4,13 @@ import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
 import { listVerifications, type VerificationEntry } from '../db/otp-history';
 import { findSenderByEmail } from '../db/senders';
-import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
+import type { OtpChannel, OtpMailSettings, VerifyOutcome } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../limits/rate-limit';
 import { canonicalAddress } from '../mail/address';
-import { dropConnection, sendOnce, startConnecting } from '../mail/smtp';
+import { dropConnection, type PendingConnection, sendOnce, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
 import { otpEvent, recordEvents } from '../webhooks/produce';
 import { generateCode, hashCode } from './codes';
@@ -65,6 +65,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
   // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
   const connecting = startConnecting(smtp);
+  const mail = { subject: request.subject ?? DEFAULT_OTP_SUBJECT, verificationLine: request.verificationLine, from };
   const perRecipient = await env.OTP_RECIPIENT.get(objectId)
     .start(
       {
@@ -76,6 +77,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
         digits: request.otpDigits,
         expiresAt,
         maxAttempts: config(env).otp.maxAttempts,
+        mail,
       },
       bucketRule(env, 'otp-send-recipient'),
     )
@@ -92,42 +94,103 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     );
   }
 
-  const subject = request.subject ?? DEFAULT_OTP_SUBJECT;
+  const sent = await mailCode(env, caller, { sessionId, email: request.email, code, expiresAt, mail }, connecting);
+  return { sessionId, expiresAt: nowIso(new Date(expiresAt)), email: request.email, sent };
+}
+
+type CodeMail = { sessionId: string; email: string; code: string; expiresAt: number; mail: OtpMailSettings };
+
+/**
+ * Mails one code of a session within the request, at most `OTP_SEND_WAIT_MS`. Accepted: `otp.sent` is
+ * recorded after the answer. Not now (4xx, network, timeout): the queue retry mails a fresh code for the same
+ * session (the code itself is not kept anywhere). Returns whether the server took it.
+ */
+async function mailCode(env: Bindings, caller: OtpCaller, message: CodeMail, connecting: PendingConnection) {
+  const { sessionId, email, mail } = message;
   const { text, html } = renderOtpMail({
-    code,
-    verificationLine: request.verificationLine,
-    expiresInSeconds: request.expiresInSeconds,
+    code: message.code,
+    verificationLine: mail.verificationLine,
+    expiresInSeconds: Math.max(Math.round((message.expiresAt - Date.now()) / 1000), 1),
   });
   const outcome = await sendOnce(
-    smtp,
-    { from, to: [request.email], subject, text, html, messageId: `<${sessionId}@${from.email.split('@').pop()}>` },
+    requireSmtp(env),
+    { from: mail.from, to: [email], subject: mail.subject, text, html, messageId: otpMessageId(sessionId, mail) },
     connecting,
     config(env).otp.sendWaitMs,
   );
   if (outcome.kind === 'accepted') {
-    const sent = otpEvent('otp.sent', { sessionId, email: request.email, channel: caller.channel });
+    const sent = otpEvent('otp.sent', { sessionId, email, channel: caller.channel });
     // After the answer: the event is not worth the caller's wait (a crash in between loses only it).
     waitUntil(
       recordEvents(env, caller.accountId, [sent]).catch((error) => console.error('otp.sent not recorded', error)),
     );
   }
   if (outcome.kind === 'transient') {
-    // The code is not kept anywhere: the retry mails a fresh code for the same session.
     const job: OtpRetryJob = {
       kind: 'otp-retry',
       sessionId,
       accountId: caller.accountId,
       channel: caller.channel,
-      email: request.email,
-      subject,
-      verificationLine: request.verificationLine,
-      digits: request.otpDigits,
-      expiresAt,
-      from,
+      email,
+      subject: mail.subject,
+      verificationLine: mail.verificationLine,
+      digits: message.code.length,
+      expiresAt: message.expiresAt,
+      from: mail.from,
     };
     await env.MAIL_QUEUE.send(job, { contentType: 'json' });
   }
-  return { sessionId, expiresAt: nowIso(new Date(expiresAt)), email: request.email, sent: outcome.kind === 'accepted' };
+  return outcome.kind === 'accepted';
+}
+
+/** Each code mail of a session is its own message (another code): its own Message-ID. */
+const otpMessageId = (sessionId: string, mail: Pick<OtpMailSettings, 'from'>) =>
+  `<${sessionId}.${Date.now().toString(36)}@${mail.from.email.split('@').pop()}>`;
+
+export type OtpResendRequest = { sessionId: string; email: string };
+
+/**
+ * Mails a fresh code for an existing session (the user pressed "resend"): every code mailed for it stays
+ * valid until it expires, its attempts and lock are shared, and the recipient's send limit counts it.
+ * Unknown, another account's or flavour's, used, expired or locked sessions: 404.
+ */
+export async function resendOtpCode(
+  env: Bindings,
+  caller: OtpCaller,
+  request: OtpResendRequest,
+): Promise<OtpSendResult> {
+  const smtp = requireSmtp(env);
+  const notFound = () =>
+    new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session, or it has expired, been used or locked');
+  const object = sessionObject(env, request.sessionId);
+  const session = await object?.resendable(request.sessionId, caller.accountId, caller.channel, request.email);
+  if (!object || !session) throw notFound();
+  const code = generateCode(session.digits);
+  const connecting = startConnecting(smtp);
+  const decision = await object
+    .resend(
+      request.sessionId,
+      caller.accountId,
+      await hashCode(otpPepper(env), request.sessionId, code),
+      bucketRule(env, 'otp-send-recipient'),
+    )
+    .catch((error: unknown) => {
+      dropConnection(connecting);
+      throw error;
+    });
+  if (!decision?.allowed) dropConnection(connecting);
+  if (!decision) throw notFound();
+  if (!decision.allowed) {
+    throw rateLimitError(
+      caller.rateLimitCode,
+      decision,
+      'Too many codes sent to this address: retry after Retry-After',
+    );
+  }
+  const mail = session.mail ?? { subject: DEFAULT_OTP_SUBJECT, from: defaultSender(env) };
+  const message = { sessionId: request.sessionId, email: request.email, code, expiresAt: session.expiresAt, mail };
+  const sent = await mailCode(env, caller, message, connecting);
+  return { sessionId: request.sessionId, expiresAt: nowIso(new Date(session.expiresAt)), email: request.email, sent };
 }
 
 /** Mails a fresh code for a pending session (queue retry of an OTP mail that could not go out). */
@@ -138,7 +201,7 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
   const rotated =
     remainingSeconds > 0 &&
     object !== null &&
-    (await object.rotateCode(job.sessionId, job.accountId, await hashCode(otpPepper(env), job.sessionId, code)));
+    (await object.addCode(job.sessionId, job.accountId, await hashCode(otpPepper(env), job.sessionId, code)));
   if (!rotated) return { kind: 'accepted' as const }; // verified, expired or gone: nothing to send
   const { text, html } = renderOtpMail({
     code,
@@ -151,7 +214,7 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
     subject: job.subject,
     text,
     html,
-    messageId: `<${job.sessionId}@${job.from.email.split('@').pop()}>`,
+    messageId: otpMessageId(job.sessionId, job),
   });
   // Jobs queued before they named their channel send no event.
   if (outcome.kind === 'accepted' && job.channel) {

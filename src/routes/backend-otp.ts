@@ -1,7 +1,7 @@
 import { serverOtp } from '../auth/guards';
-import { otpHistory, sendOtp } from '../otp/engine';
+import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
 import { historyQuery, historyResponse, instantSendResponse, serverSendBody } from '../schemas/otp';
-import { HISTORY_ENTRY, OTP_SENT, otpCaller, verifyLink, verifyRoutes } from './otp';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, verifyLink, verifyRoutes } from './otp';
 import { json, route, router } from './route';
 
 const caller = otpCaller('backend', 'RATE_LIMITED');
@@ -23,6 +23,16 @@ const send = route({
   errors: ['SMTP_NOT_CONFIGURED'],
 });
 
+const resend = route({
+  ...RESEND,
+  path: '/api/v1/backend-otp/resend',
+  tag: 'Backend OTP',
+  summary: 'Resend a backend OTP (same session, a fresh code)',
+  guard: serverOtp,
+  limit: { bucket: 'otp-send' },
+  success: { status: 200, content: json(instantSendResponse, { success: true, data: OTP_SENT }) },
+});
+
 const history = route({
   method: 'get',
   path: '/api/v1/backend-otp/verifications',
@@ -38,6 +48,10 @@ const history = route({
 export const backendOtpRoutes = router()
   .openapi(send, async (c) => {
     const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
+    return c.json({ success: true as const, data: result }, 200);
+  })
+  .openapi(resend, async (c) => {
+    const result = await resendOtpCode(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
     return c.json({ success: true as const, data: result }, 200);
   })
   .route(

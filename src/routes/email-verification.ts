@@ -2,14 +2,14 @@ import { serverOtp } from '../auth/guards';
 import { config } from '../config';
 import { ApiError } from '../errors';
 import { nowIso } from '../ids';
-import { otpStatus, sendOtp } from '../otp/engine';
+import { otpStatus, resendOtpCode, sendOtp } from '../otp/engine';
 import {
   emailVerificationSendResponse,
   serverSendBody,
   sessionIdParam,
   verificationStatusResponse,
 } from '../schemas/otp';
-import { OTP_SENT, otpCaller, SESSION_ID, verifyLink, verifyRoutes } from './otp';
+import { OTP_SENT, otpCaller, RESEND, SESSION_ID, verifyLink, verifyRoutes } from './otp';
 import { json, route, router } from './route';
 
 const caller = otpCaller('email_verification', 'RATE_LIMITED');
@@ -48,6 +48,22 @@ const send = route({
   errors: ['SMTP_NOT_CONFIGURED'],
 });
 
+const resend = route({
+  ...RESEND,
+  path: '/api/v1/email-verification/resend',
+  tag: 'Email verification',
+  summary: 'Resend an email verification code (same session, a fresh code)',
+  guard: serverOtp,
+  limit: { bucket: 'otp-send' },
+  success: {
+    status: 200,
+    content: json(emailVerificationSendResponse, {
+      success: true,
+      data: { ...OTP_SENT, hostedVerifyUrl: `https://verify.example.com/verify?sessionId=${SESSION_ID}` },
+    }),
+  },
+});
+
 const status = route({
   method: 'get',
   path: '/api/v1/email-verification/{sessionId}',
@@ -76,6 +92,11 @@ const status = route({
 export const emailVerificationRoutes = router()
   .openapi(send, async (c) => {
     const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
+    const hosted = hostedVerifyUrl(config(c.env).publicBaseUrl, result.sessionId);
+    return c.json({ success: true as const, data: { ...result, hostedVerifyUrl: hosted } }, 200);
+  })
+  .openapi(resend, async (c) => {
+    const result = await resendOtpCode(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
     const hosted = hostedVerifyUrl(config(c.env).publicBaseUrl, result.sessionId);
     return c.json({ success: true as const, data: { ...result, hostedVerifyUrl: hosted } }, 200);
   })

@@ -1,6 +1,6 @@
 import { cors } from 'hono/cors';
 import { publicOrServer, publicOrServerAnyIp, publicWithSecret } from '../auth/guards';
-import { otpHistory, sendOtp } from '../otp/engine';
+import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
 import {
   historyQuery,
   historyResponse,
@@ -10,7 +10,7 @@ import {
   legacySendBody,
   legacySendResponse,
 } from '../schemas/otp';
-import { HISTORY_ENTRY, OTP_SENT, otpCaller, verifyLink, verifyRoutes } from './otp';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, verifyLink, verifyRoutes } from './otp';
 import { json, route, router } from './route';
 
 // Routes 7-12: browsers call these directly with a public token (or a backend with a server key).
@@ -44,6 +44,26 @@ const send = route({
     links: { verify: verifyLink('/api/v1/instant-otp/verify') },
   },
   errors: [...SEND_ERRORS, 'SENDER_NOT_VERIFIED'],
+});
+
+const resend = route({
+  ...RESEND,
+  path: '/api/v1/instant-otp/resend',
+  tag: 'Instant OTP',
+  summary: 'Resend an instant OTP (same session, a fresh code)',
+  guard: publicOrServer,
+  limit: { bucket: 'otp-send', code: 'OTP_RATE_LIMITED' },
+  success: { status: 200, content: json(instantSendResponse, { success: true, data: OTP_SENT }) },
+});
+
+const legacyResend = route({
+  ...RESEND,
+  path: '/api/v1/otp/resend',
+  tag: 'Legacy OTP',
+  summary: 'Legacy alias of instant OTP resend',
+  guard: publicOrServer,
+  limit: { bucket: 'otp-send', code: 'OTP_RATE_LIMITED' },
+  success: { status: 200, content: json(legacySendResponse, { success: true, data: LEGACY_SENT }) },
 });
 
 const history = route({
@@ -93,6 +113,18 @@ export const instantOtpRoutes = router()
   .openapi(send, async (c) => {
     const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
     return c.json({ success: true as const, data: result }, 200);
+  })
+  .openapi(resend, async (c) => {
+    const result = await resendOtpCode(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
+    return c.json({ success: true as const, data: result }, 200);
+  })
+  .openapi(legacyResend, async (c) => {
+    const { sessionId, expiresAt, sent } = await resendOtpCode(
+      c.env,
+      caller(c.var.credential.accountId),
+      c.req.valid('json'),
+    );
+    return c.json({ success: true as const, data: { sessionId, expiresAt, sent } }, 200);
   })
   // 8. Verify
   .route(

@@ -4,10 +4,11 @@ import type { Credential } from '../auth/credentials';
 import type { Guard } from '../auth/guards';
 import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { GuardedEnv } from '../env';
+import type { ErrorCode } from '../errors';
 import type { RateLimitCode } from '../limits/rate-limit';
 import { operationId } from '../openapi/document';
 import { verifyError, verifyOtp } from '../otp/engine';
-import { verifyBody, verifyResponse } from '../schemas/otp';
+import { resendBody, verifyBody, verifyResponse } from '../schemas/otp';
 import { json, route, router, type Tag } from './route';
 
 export const SESSION_ID =
@@ -24,6 +25,16 @@ export const HISTORY_ENTRY = {
   sentAt: '2026-11-21T22:45:00.000Z',
   verifiedAt: '2026-11-21T22:45:31.000Z',
 };
+
+/** What every flavour's resend route declares besides its path, guard and response. */
+export const RESEND = {
+  method: 'post',
+  description:
+    "Mails a fresh code for the same session. Every code mailed for it stays valid until the session expires; its attempts and lock are shared and never reset; the recipient's send limit counts it. 404 for an unknown, used, expired or locked session.",
+  body: resendBody,
+  bodyExample: { sessionId: SESSION_ID, email: 'ada@example.com' },
+  errors: ['SESSION_NOT_FOUND', 'SMTP_NOT_CONFIGURED'] as ErrorCode[],
+} as const;
 
 /** Who is asking, for the engine: the account, the flavour's channel and the 429 code its routes use. */
 export const otpCaller = (channel: OtpChannel, rateLimitCode: RateLimitCode) => (accountId: string) => ({

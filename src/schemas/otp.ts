@@ -43,6 +43,12 @@ export const verifyBody = z.strictObject({
     .openapi({ pattern: '^[0-9]{4,10}$', description: 'The digits of the code (anything else: 400 INVALID_CODE)' }),
 });
 
+/** Every resend route: the session, and the address it was sent to (as in verify). */
+export const resendBody = z.strictObject({
+  sessionId: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  email: emailAddress,
+});
+
 /** History lists clamp `limit` to 1-100 instead of rejecting it (decisions.md). */
 export const historyQuery = z.object({
   limit: z

@@ -28,6 +28,7 @@ function newSession(objectId: DurableObjectId, overrides: Partial<NewOtpSession>
     email: 'ann@example.com',
     codeHash: 'a'.repeat(64),
     digits: 6,
+    mail: { subject: 'Your code', from: { email: 'no-reply@postcode.dev', name: null } },
     expiresAt: Date.now() + 600_000,
     maxAttempts: 5,
     ...overrides,

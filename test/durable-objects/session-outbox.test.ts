@@ -23,6 +23,7 @@ async function sessionOf(accountId: string) {
     email,
     codeHash: 'a'.repeat(64),
     digits: 6,
+    mail: { subject: 'Your code', from: { email: 'no-reply@postcode.dev', name: null } },
     expiresAt: Date.now() + 600_000,
     maxAttempts: 2,
   };

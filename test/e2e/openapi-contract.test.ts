@@ -303,6 +303,15 @@ describe('OpenAPI document', () => {
       token: token.token,
       body: { email: otpTo, otpDigits: 3 },
     });
+    const instantResend = '/api/v1/instant-otp/resend';
+    await check('POST', instantResend, instantResend, {
+      token: token.token,
+      body: { sessionId: sent.sessionId, email: otpTo },
+    });
+    await check('POST', instantResend, instantResend, {
+      token: token.token,
+      body: { sessionId: 'otp_x', email: otpTo },
+    });
     const code = await codeFromInbox(otpTo);
     const wrong = code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
     await check('POST', '/api/v1/instant-otp/verify', '/api/v1/instant-otp/verify', {
@@ -330,6 +339,12 @@ describe('OpenAPI document', () => {
       await check('POST', '/api/v1/otp/send', '/api/v1/otp/send', { token: token.token, body: { email: legacyTo } })
     ).json.data;
     await check('POST', '/api/v1/otp/send', '/api/v1/otp/send', { token: mailKey, body: { email: legacyTo } });
+    const legacyResend = '/api/v1/otp/resend';
+    await check('POST', legacyResend, legacyResend, {
+      token: token.token,
+      body: { sessionId: legacy.sessionId, email: legacyTo },
+    });
+    await check('POST', legacyResend, legacyResend, { token: token.token, body: { sessionId: legacy.sessionId } });
     const legacyCode = await codeFromInbox(legacyTo);
     await check('POST', '/api/v1/otp/verify', '/api/v1/otp/verify', {
       token: token.token,
@@ -357,6 +372,12 @@ describe('OpenAPI document', () => {
       token: token.token,
       body: { email: backendTo },
     });
+    const backendResend = '/api/v1/backend-otp/resend';
+    await check('POST', backendResend, backendResend, {
+      token: serverKey,
+      body: { sessionId: backend.sessionId, email: backendTo },
+    });
+    await check('POST', backendResend, backendResend, { token: mailKey, body: { sessionId: 'x', email: backendTo } });
     const backendCode = await codeFromInbox(backendTo);
     await check('POST', '/api/v1/backend-otp/verify', '/api/v1/backend-otp/verify', {
       token: serverKey,
@@ -392,6 +413,9 @@ describe('OpenAPI document', () => {
       raw: `sessionId=${ev.sessionId}&email=${encodeURIComponent(evTo)}&code=1`,
     });
     await check('POST', '/verify', '/verify', { headers: form, raw: `email=${'x'.repeat(5000)}` });
+    const evResend = '/api/v1/email-verification/resend';
+    await check('POST', evResend, evResend, { token: serverKey, body: { sessionId: ev.sessionId, email: evTo } });
+    await check('POST', evResend, evResend, { token: serverKey, body: { sessionId: ev.sessionId, email: 'x' } });
     const evCode = await codeFromInbox(evTo);
     await check('POST', '/api/v1/email-verification/verify', '/api/v1/email-verification/verify', {
       token: serverKey,

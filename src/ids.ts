@@ -34,6 +34,11 @@ export function sessionObjectIdOf(sessionId: string): string | null {
   return SESSION_ID.exec(sessionId)?.[1] ?? null;
 }
 
+/** The token of a one-click verification link (160 random bits; only its HMAC is stored). */
+export function newLinkToken(): string {
+  return randomBase32(160);
+}
+
 /** Secrets handed to clients once: 160 random bits. */
 export function newSecret(prefix: 'pc_key_' | 'pc_test_' | 'pc_otp_' | 'pc_otp_sec_'): string {
   return prefix + randomBase32(160);

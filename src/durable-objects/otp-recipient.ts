@@ -23,6 +23,8 @@ export type NewOtpSession = {
   expiresAt: number;
   maxAttempts: number;
   mail: OtpMailSettings;
+  /** HMAC of the one-click link's token (email verification). */
+  linkHash?: string;
 };
 
 /** What a resend needs of a session: its code length, expiry and mail settings (null: none kept). */
@@ -36,6 +38,8 @@ export type VerifyAttempt = {
   email: string;
   codeLength: number;
   codeHash: string;
+  /** Set: the proof is the one-click link's token (its HMAC), not a code; the session's own address counts. */
+  linkHash?: string;
 };
 
 export type VerifyOutcome =
@@ -102,6 +106,9 @@ export class OtpRecipient extends DurableObject {
       code_hash TEXT NOT NULL, digits INTEGER NOT NULL, expires_at INTEGER NOT NULL, attempts INTEGER NOT NULL,
       max_attempts INTEGER NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL, verified_at INTEGER)`);
     ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS session_mail (session_id TEXT PRIMARY KEY, mail TEXT NOT NULL)');
+    ctx.storage.sql.exec(
+      'CREATE TABLE IF NOT EXISTS session_links (session_id TEXT NOT NULL, token_hash TEXT NOT NULL)',
+    );
   }
 
   private row(sessionId: string): SessionRow | null {
@@ -130,6 +137,7 @@ export class OtpRecipient extends DurableObject {
       session.sessionId,
       JSON.stringify(session.mail),
     );
+    this.addLink(session.sessionId, session.linkHash);
     await alarmNoLaterThan(this.ctx.storage, Math.min(pruneAt ?? Infinity, session.expiresAt + KEEP_AFTER_EXPIRY_MS));
     return decision;
   }
@@ -141,8 +149,15 @@ export class OtpRecipient extends DurableObject {
     return row.state === 'pending' && Date.now() < row.expires_at ? row : null;
   }
 
-  /** Adds a code to a pending session (a retried email carries a fresh code); the earlier ones stay valid. */
-  addCode(sessionId: string, accountId: string, codeHash: string): boolean {
+  private addLink(sessionId: string, linkHash: string | undefined): void {
+    if (linkHash) this.ctx.storage.sql.exec('INSERT INTO session_links VALUES (?, ?)', sessionId, linkHash);
+  }
+
+  /**
+   * Adds a code (and a link) to a pending session (a retried or resent email carries fresh ones); the
+   * earlier ones stay valid.
+   */
+  addCode(sessionId: string, accountId: string, codeHash: string, linkHash?: string): boolean {
     const row = this.pending(sessionId, accountId);
     if (!row) return false;
     this.ctx.storage.sql.exec(
@@ -150,6 +165,7 @@ export class OtpRecipient extends DurableObject {
       `${row.code_hash},${codeHash}`,
       sessionId,
     );
+    this.addLink(sessionId, linkHash);
     return true;
   }
 
@@ -174,13 +190,13 @@ export class OtpRecipient extends DurableObject {
   async resend(
     sessionId: string,
     accountId: string,
-    codeHash: string,
+    hashes: { code: string; link?: string },
     sendLimit: WindowRule,
   ): Promise<RateDecision | null> {
     if (!this.pending(sessionId, accountId)) return null;
     const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
     if (!decision.allowed) return decision;
-    this.addCode(sessionId, accountId, codeHash);
+    this.addCode(sessionId, accountId, hashes.code, hashes.link);
     if (pruneAt !== null) await alarmNoLaterThan(this.ctx.storage, pruneAt);
     return decision;
   }
@@ -204,15 +220,25 @@ export class OtpRecipient extends DurableObject {
       // It stays locked until it expires; after that the session is gone (404).
       return { result: 'locked', retryAfterSeconds: Math.max(Math.ceil((row.expires_at - now) / 1000), 1) };
     }
-    if (attempt.codeLength !== row.digits) return { result: 'malformed' };
-    // Every hash is compared (no early exit), so the time taken does not say which code matched.
-    const matches = row.code_hash.split(',').reduce((found, hash) => sameHash(attempt.codeHash, hash) || found, false);
-    if (matches && canonicalAddress(attempt.email) === row.email) {
+    if (attempt.linkHash === undefined && attempt.codeLength !== row.digits) return { result: 'malformed' };
+    const proof = attempt.linkHash ?? attempt.codeHash;
+    const stored =
+      attempt.linkHash === undefined
+        ? row.code_hash.split(',')
+        : this.ctx.storage.sql
+            .exec<{ token_hash: string }>('SELECT token_hash FROM session_links WHERE session_id = ?', row.id)
+            .toArray()
+            .map((r) => r.token_hash);
+    // Every hash is compared (no early exit), so the time taken does not say which one matched.
+    const matches = stored.reduce((found, hash) => sameHash(proof, hash) || found, false);
+    const sameAddress = attempt.linkHash !== undefined || canonicalAddress(attempt.email) === row.email;
+    if (matches && sameAddress) {
       this.ctx.storage.sql.exec(
         `UPDATE sessions SET state = 'verified', verified_at = ?, code_hash = '' WHERE id = ?`,
         now,
         row.id,
       );
+      this.ctx.storage.sql.exec('DELETE FROM session_links WHERE session_id = ?', row.id);
       const entry = {
         accountId: row.account_id,
         channel: row.channel,
@@ -283,6 +309,7 @@ export class OtpRecipient extends DurableObject {
     }
     sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now - KEEP_AFTER_EXPIRY_MS);
     sql.exec('DELETE FROM session_mail WHERE session_id NOT IN (SELECT id FROM sessions)');
+    sql.exec('DELETE FROM session_links WHERE session_id NOT IN (SELECT id FROM sessions)');
     const oldest = sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM sessions').one().at;
     const due = [
       oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS,

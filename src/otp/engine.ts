@@ -7,7 +7,7 @@ import { findSenderByEmail } from '../db/senders';
 import type { OtpChannel, OtpMailSettings, VerifyOutcome } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
+import { newLinkToken, newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../limits/rate-limit';
 import { canonicalAddress } from '../mail/address';
 import { dropConnection, type PendingConnection, sendOnce, startConnecting } from '../mail/smtp';
@@ -16,6 +16,7 @@ import { otpEvent, recordEvents } from '../webhooks/produce';
 import { generateCode, hashCode } from './codes';
 import { writeSessionFact } from './facts';
 import { DEFAULT_OTP_SUBJECT, renderOtpMail } from './mail';
+import { hostedVerifyUrl } from './verify-page';
 
 export type OtpSendRequest = {
   email: string;
@@ -62,6 +63,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   const code = generateCode(request.otpDigits);
   const expiresAt = Date.now() + request.expiresInSeconds * 1000;
   const codeHash = await hashCode(otpPepper(env), sessionId, code);
+  const link = await newLink(env, caller.channel, sessionId);
   // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
   // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
   const connecting = startConnecting(smtp);
@@ -78,6 +80,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
         expiresAt,
         maxAttempts: config(env).otp.maxAttempts,
         mail,
+        linkHash: link?.hash,
       },
       bucketRule(env, 'otp-send-recipient'),
     )
@@ -94,11 +97,32 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     );
   }
 
-  const sent = await mailCode(env, caller, { sessionId, email: request.email, code, expiresAt, mail }, connecting);
+  const message = { sessionId, email: request.email, code, expiresAt, mail, link: link?.url };
+  const sent = await mailCode(env, caller, message, connecting);
   return { sessionId, expiresAt: nowIso(new Date(expiresAt)), email: request.email, sent };
 }
 
-type CodeMail = { sessionId: string; email: string; code: string; expiresAt: number; mail: OtpMailSettings };
+type CodeMail = {
+  sessionId: string;
+  email: string;
+  code: string;
+  expiresAt: number;
+  mail: OtpMailSettings;
+  /** The one-click link (email verification). */
+  link?: string;
+};
+
+/** The HMAC of a one-click link's token (never the token: like codes, it is not stored). */
+const linkHashOf = (env: Bindings, sessionId: string, token: string) =>
+  hashCode(otpPepper(env), sessionId, `link:${token}`);
+
+/** Email verification mails carry a one-click link to the hosted page; each mail its own token. */
+async function newLink(env: Bindings, channel: OtpChannel, sessionId: string) {
+  if (channel !== 'email_verification') return undefined;
+  const token = newLinkToken();
+  const url = hostedVerifyUrl(config(env).publicBaseUrl, sessionId, token);
+  return { url, hash: await linkHashOf(env, sessionId, token) };
+}
 
 /**
  * Mails one code of a session within the request, at most `OTP_SEND_WAIT_MS`. Accepted: `otp.sent` is
@@ -111,6 +135,7 @@ async function mailCode(env: Bindings, caller: OtpCaller, message: CodeMail, con
     code: message.code,
     verificationLine: mail.verificationLine,
     expiresInSeconds: Math.max(Math.round((message.expiresAt - Date.now()) / 1000), 1),
+    link: message.link,
   });
   const outcome = await sendOnce(
     requireSmtp(env),
@@ -166,14 +191,11 @@ export async function resendOtpCode(
   const session = await object?.resendable(request.sessionId, caller.accountId, caller.channel, request.email);
   if (!object || !session) throw notFound();
   const code = generateCode(session.digits);
+  const link = await newLink(env, caller.channel, request.sessionId);
   const connecting = startConnecting(smtp);
+  const hashes = { code: await hashCode(otpPepper(env), request.sessionId, code), link: link?.hash };
   const decision = await object
-    .resend(
-      request.sessionId,
-      caller.accountId,
-      await hashCode(otpPepper(env), request.sessionId, code),
-      bucketRule(env, 'otp-send-recipient'),
-    )
+    .resend(request.sessionId, caller.accountId, hashes, bucketRule(env, 'otp-send-recipient'))
     .catch((error: unknown) => {
       dropConnection(connecting);
       throw error;
@@ -188,7 +210,14 @@ export async function resendOtpCode(
     );
   }
   const mail = session.mail ?? { subject: DEFAULT_OTP_SUBJECT, from: defaultSender(env) };
-  const message = { sessionId: request.sessionId, email: request.email, code, expiresAt: session.expiresAt, mail };
+  const message = {
+    sessionId: request.sessionId,
+    email: request.email,
+    code,
+    expiresAt: session.expiresAt,
+    mail,
+    link: link?.url,
+  };
   const sent = await mailCode(env, caller, message, connecting);
   return { sessionId: request.sessionId, expiresAt: nowIso(new Date(session.expiresAt)), email: request.email, sent };
 }
@@ -198,15 +227,18 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
   const remainingSeconds = Math.floor((job.expiresAt - Date.now()) / 1000);
   const code = generateCode(job.digits);
   const object = sessionObject(env, job.sessionId);
-  const rotated =
+  const link = job.channel ? await newLink(env, job.channel, job.sessionId) : undefined;
+  const codeHash = await hashCode(otpPepper(env), job.sessionId, code);
+  const added =
     remainingSeconds > 0 &&
     object !== null &&
-    (await object.addCode(job.sessionId, job.accountId, await hashCode(otpPepper(env), job.sessionId, code)));
-  if (!rotated) return { kind: 'accepted' as const }; // verified, expired or gone: nothing to send
+    (await object.addCode(job.sessionId, job.accountId, codeHash, link?.hash));
+  if (!added) return { kind: 'accepted' as const }; // verified, expired or gone: nothing to send
   const { text, html } = renderOtpMail({
     code,
     verificationLine: job.verificationLine,
     expiresInSeconds: remainingSeconds,
+    link: link?.url,
   });
   const outcome = await sendOnce(requireSmtp(env), {
     from: job.from,
@@ -224,12 +256,26 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
   return outcome;
 }
 
-export type OtpVerifyRequest = { sessionId: string; email: string; code: string };
+/** A code and the address it was sent to, or (the hosted page's button) the token of a one-click link. */
+export type OtpVerifyRequest =
+  | { sessionId: string; email: string; code: string }
+  | { sessionId: string; token: string };
+
+/** What proves the session: a code's HMAC (its length and address checked) or a link token's HMAC. */
+async function proofOf(env: Bindings, request: OtpVerifyRequest) {
+  if ('token' in request) {
+    const linkHash = await linkHashOf(env, request.sessionId, request.token.slice(0, 64));
+    return { email: '', codeLength: 0, codeHash: '', linkHash };
+  }
+  if (!/^[0-9]{4,10}$/.test(request.code)) return null;
+  const codeHash = await hashCode(otpPepper(env), request.sessionId, request.code);
+  return { email: request.email, codeLength: request.code.length, codeHash };
+}
 
 /**
- * Checks a code. `accountId` null = the hosted verify page (no credential). Returns the outcome:
- * the JSON routes turn a failure into the contract's error with `verifyError`, the hosted page
- * shows it. A verified outcome has its history row written (or queued).
+ * Checks a code or a link token (a wrong one counts like a wrong code). `accountId` null = the hosted verify
+ * page (no credential). Returns the outcome: the JSON routes turn a failure into the contract's error with
+ * `verifyError`, the hosted page shows it. A verified outcome has its history row written (or queued).
  */
 export async function verifyOtp(
   env: Bindings,
@@ -238,16 +284,10 @@ export async function verifyOtp(
 ): Promise<VerifyOutcome> {
   const object = sessionObject(env, request.sessionId);
   if (!object) return { result: 'not_found' };
-  if (!/^[0-9]{4,10}$/.test(request.code)) return { result: 'malformed' };
+  const proof = await proofOf(env, request);
+  if (!proof) return { result: 'malformed' };
   const outcome = await object.verify(
-    {
-      sessionId: request.sessionId,
-      accountId: caller.accountId,
-      channel: caller.channel,
-      email: request.email,
-      codeLength: request.code.length,
-      codeHash: await hashCode(otpPepper(env), request.sessionId, request.code),
-    },
+    { sessionId: request.sessionId, accountId: caller.accountId, channel: caller.channel, ...proof },
     bucketRule(env, 'otp-fails-recipient'),
   );
   // The object kept each fact in its outbox; once D1 has it, the outbox lets go (else its alarm writes it).

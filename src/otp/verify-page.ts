@@ -3,8 +3,21 @@
 import type { VerifyOutcome } from '../durable-objects/otp-recipient';
 import { escapeHtml } from '../mail/template';
 
+/**
+ * The hosted page's address: from PUBLIC_BASE_URL, never from the Host header. With `token`, the one-click
+ * link of a verification mail (the page asks for one button press: a GET never verifies).
+ */
+export function hostedVerifyUrl(publicBaseUrl: string | null, sessionId: string, token?: string): string {
+  if (!publicBaseUrl) throw new Error('Invalid configuration: PUBLIC_BASE_URL is not set (the hosted page needs it)');
+  const url = new URL('/verify', publicBaseUrl);
+  url.searchParams.set('sessionId', sessionId);
+  if (token) url.searchParams.set('token', token);
+  return url.toString();
+}
+
 export type PageState =
-  | { kind: 'form' }
+  /** With `token`: opened from the mail's one-click link; one button press verifies (a GET never does). */
+  | { kind: 'form'; token?: string }
   | { kind: 'verified' }
   | { kind: 'wrong'; attemptsLeft: number }
   | { kind: 'invalid' }
@@ -40,7 +53,9 @@ export function isFinal(state: PageState): boolean {
 export function stateMessage(state: PageState): { tone: 'info' | 'success' | 'error'; text: string } {
   switch (state.kind) {
     case 'form':
-      return { tone: 'info', text: 'Enter the code we emailed you.' };
+      return state.token
+        ? { tone: 'info', text: 'Press the button to verify your email address.' }
+        : { tone: 'info', text: 'Enter the code we emailed you.' };
     case 'verified':
       return { tone: 'success', text: 'Your email address is verified. You can close this page.' };
     case 'wrong':
@@ -90,11 +105,26 @@ form.addEventListener('submit', async (event) => {
   }
 });`;
 
+/** The one-click form: the session and the link's token, submitted by one button press. */
+function linkForm(sessionId: string, token: string, email: string): string {
+  const codeUrl = `/verify?sessionId=${encodeURIComponent(sessionId)}`;
+  return `<form id="verify-form" method="post" action="/verify">
+  <input type="hidden" name="sessionId" value="${escapeHtml(sessionId)}">
+  <input type="hidden" name="token" value="${escapeHtml(token)}">
+  ${email ? `<p>${escapeHtml(email)}</p>` : ''}
+  <button type="submit" autofocus>Verify my email address</button>
+</form>
+<p><a href="${escapeHtml(codeUrl)}">Enter the code instead</a></p>`;
+}
+
 export function renderVerifyPage(options: { sessionId: string; email: string; state: PageState; nonce: string }) {
   const { tone, text } = stateMessage(options.state);
+  const token = options.state.kind === 'form' ? options.state.token : undefined;
   const form = isFinal(options.state)
     ? ''
-    : `<form id="verify-form" method="post" action="/verify" novalidate>
+    : token
+      ? `${linkForm(options.sessionId, token, options.email)}\n<script nonce="${options.nonce}">${SCRIPT}</script>`
+      : `<form id="verify-form" method="post" action="/verify" novalidate>
   <input type="hidden" name="sessionId" value="${escapeHtml(options.sessionId)}">
   <label for="email">Email address</label>
   <input id="email" name="email" type="email" autocomplete="email" maxlength="254" required value="${escapeHtml(options.email)}">

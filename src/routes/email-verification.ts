@@ -3,6 +3,7 @@ import { config } from '../config';
 import { ApiError } from '../errors';
 import { nowIso } from '../ids';
 import { otpStatus, resendOtpCode, sendOtp } from '../otp/engine';
+import { hostedVerifyUrl } from '../otp/verify-page';
 import {
   emailVerificationSendResponse,
   serverSendBody,
@@ -13,14 +14,6 @@ import { OTP_SENT, otpCaller, RESEND, SESSION_ID, verifyLink, verifyRoutes } fro
 import { json, route, router } from './route';
 
 const caller = otpCaller('email_verification', 'RATE_LIMITED');
-
-/** The hosted page's address: from PUBLIC_BASE_URL, never from the Host header. */
-export function hostedVerifyUrl(publicBaseUrl: string | null, sessionId: string): string {
-  if (!publicBaseUrl) throw new Error('Invalid configuration: PUBLIC_BASE_URL is not set (the hosted page needs it)');
-  const url = new URL('/verify', publicBaseUrl);
-  url.searchParams.set('sessionId', sessionId);
-  return url.toString();
-}
 
 const send = route({
   method: 'post',

@@ -67,9 +67,11 @@ const submit = route({
 /** The hosted verify page (no key: the session id in the link and the code are the credential). */
 export const verifyPageRoutes = router()
   .openapi(show, async (c) => {
-    const sessionId = c.req.valid('query').sessionId ?? '';
+    const { sessionId = '', token } = c.req.valid('query');
     const status = await otpStatus(c.env, null, 'email_verification', sessionId);
     if (!status) return verifyPage(c, sessionId, '', { kind: 'expired' }, 404);
+    // A link's GET only shows the button: mail scanners prefetch links, and a GET must never verify.
+    if (status.status === 'pending' && token) return verifyPage(c, sessionId, status.email, { kind: 'form', token });
     const state: PageState = status.status === 'pending' ? { kind: 'form' } : { kind: status.status };
     return verifyPage(c, sessionId, '', state);
   })
@@ -79,9 +81,9 @@ export const verifyPageRoutes = router()
     const sessionId = form.get('sessionId') ?? '';
     const email = (form.get('email') ?? '').trim();
     const code = (form.get('code') ?? '').trim();
-    const state = pageStateOf(
-      await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, { sessionId, email, code }),
-    );
+    const token = form.get('token');
+    const request = token ? { sessionId, token } : { sessionId, email, code };
+    const state = pageStateOf(await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, request));
     if ((c.req.header('Accept') ?? '').includes('application/json')) {
       const { tone, text: message } = stateMessage(state);
       return c.json({ state: state.kind, done: isFinal(state), tone, message }, 200, { 'Cache-Control': 'no-store' });

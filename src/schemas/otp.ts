@@ -90,7 +90,14 @@ export const verificationStatusResponse = envelope(
 );
 
 /** GET /verify (the hosted page); an unknown or missing id shows the "expired" state. */
-export const verifyPageQuery = z.object({ sessionId: z.string().optional() });
+export const verifyPageQuery = z.object({
+  sessionId: z.string().optional(),
+  token: z
+    .string()
+    .max(64)
+    .optional()
+    .openapi({ description: "The one-click link's token: the page shows one button that verifies (the GET does not)" }),
+});
 
 /** POST /verify: the hosted page's form (read by the handler; documented here). */
 export const verifyPageForm = {
@@ -99,8 +106,9 @@ export const verifyPageForm = {
     sessionId: { type: 'string' as const },
     email: { type: 'string' as const, format: 'email' },
     code: { type: 'string' as const, pattern: '^[0-9]{4,10}$' },
+    token: { type: 'string' as const, description: 'Instead of email and code: the one-click link token' },
   },
-  required: ['sessionId', 'email', 'code'],
+  required: ['sessionId'],
 };
 
 /** POST /verify with `Accept: application/json`: what the page's script shows. */

@@ -108,7 +108,7 @@ export const verifyPageForm = {
     code: { type: 'string' as const, pattern: '^[0-9]{4,10}$' },
     token: { type: 'string' as const, description: 'Instead of email and code: the one-click link token' },
   },
-  required: ['sessionId'],
+  anyOf: [{ required: ['sessionId', 'email', 'code'] }, { required: ['sessionId', 'token'] }],
 };
 
 /** POST /verify with `Accept: application/json`: what the page's script shows. */

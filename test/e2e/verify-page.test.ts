@@ -61,6 +61,16 @@ async function codeFromInbox(email: string): Promise<string> {
   throw new Error(`no mail for ${email} in maildev`);
 }
 
+/** The one-click link in the mail maildev received for this (unique) address. */
+async function linkFromInbox(email: string): Promise<string> {
+  await codeFromInbox(email); // waits for the mail
+  const mails = (await (await fetch(`${service.inboxUrl}/email`)).json()) as MaildevMail[];
+  const mail = mails.find((m) => m.to.some((to) => to.address.toLowerCase() === email.toLowerCase()))!;
+  const link = /^(http\S+\/verify\?sessionId=\S+&token=\S+)$/m.exec(mail.text)?.[1];
+  if (!link) throw new Error(`no link in the mail to ${email}: ${JSON.stringify(mail.text)}`);
+  return link;
+}
+
 async function verificationStatus(sessionId: string): Promise<StatusData> {
   const { status, data } = await api<StatusData>(`/api/v1/email-verification/${sessionId}`);
   expect(status).toBe(200);
@@ -178,6 +188,30 @@ describe('hosted verify page in headless Chromium', () => {
     await page.reload();
     expect(await statusText(page, 'verified')).toContain('Your email address is verified');
     expect(await page.locator('form').count()).toBe(0);
+    await context.close();
+  });
+
+  it('the one-click link: opening it verifies nothing, one press on the button does', async () => {
+    const email = uniqueEmail('link');
+    const sent = await sendVerification(email);
+    const link = await linkFromInbox(email);
+    expect(link.startsWith(`${sent.hostedVerifyUrl}&token=`)).toBe(true);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const response = await page.goto(link);
+    expect(response?.status()).toBe(200);
+    expectSecurityHeaders(response);
+    expect(await statusText(page, 'button')).toBe('Press the button to verify your email address.');
+    await page.reload(); // a second GET (a scanner's prefetch) changes nothing either
+    expect((await verificationStatus(sent.sessionId)).status).toBe('pending');
+    const [press] = await Promise.all([
+      page.waitForResponse(isVerifyPost),
+      page.getByRole('button', { name: 'Verify my email address' }).click(),
+    ]);
+    expect(press.request().resourceType()).toBe('fetch');
+    expect(await statusText(page, 'verified')).toBe('Your email address is verified. You can close this page.');
+    expect(await page.locator('form').count()).toBe(0);
+    expect((await verificationStatus(sent.sessionId)).status).toBe('verified');
     await context.close();
   });
 

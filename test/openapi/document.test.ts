@@ -185,7 +185,11 @@ describe('GET /api/v1/openapi.json', () => {
     expect(Object.keys(responsesOf('GET /verify')['404']!.content!)).toEqual(['text/html']);
     const submit = routes.find((r) => r.name === 'POST /verify')!.operation;
     const form = submit.requestBody!.content['application/x-www-form-urlencoded']!.schema;
-    expect(form.required).toEqual(['sessionId', 'email', 'code']);
+    // The code form, or the one-click link's button.
+    expect(form.anyOf!.map((branch) => branch.required)).toEqual([
+      ['sessionId', 'email', 'code'],
+      ['sessionId', 'token'],
+    ]);
     expect(Object.keys((submit.responses as Record<string, Response>)['200']!.content!).sort()).toEqual([
       'application/json',
       'text/html',

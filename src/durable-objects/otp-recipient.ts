@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { canonicalAddress } from '../mail/address';
 import { writeSessionFact } from '../otp/facts';
+import type { Language } from '../otp/languages';
 import { alarmNoLaterThan, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
 import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
 
@@ -11,6 +12,8 @@ export type OtpMailSettings = {
   subject: string;
   verificationLine?: string;
   from: { email: string; name: string | null };
+  /** The language of the mail (absent on sessions from before languages: English). */
+  language?: Language;
 };
 
 export type NewOtpSession = {

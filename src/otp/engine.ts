@@ -15,7 +15,8 @@ import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
 import { otpEvent, recordEvents } from '../webhooks/produce';
 import { generateCode, hashCode } from './codes';
 import { writeSessionFact } from './facts';
-import { DEFAULT_OTP_SUBJECT, renderOtpMail } from './mail';
+import { languageOf } from './languages';
+import { defaultOtpSubject, renderOtpMail } from './mail';
 import { hostedVerifyUrl } from './verify-page';
 
 export type OtpSendRequest = {
@@ -25,6 +26,8 @@ export type OtpSendRequest = {
   subject?: string;
   verificationLine?: string;
   from?: string;
+  /** BCP 47: the language of the mail (one of ours by its language, else English). */
+  locale?: string;
 };
 
 export type OtpSendResult = { sessionId: string; expiresAt: string; email: string; sent: boolean };
@@ -67,7 +70,13 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
   // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
   const connecting = startConnecting(smtp);
-  const mail = { subject: request.subject ?? DEFAULT_OTP_SUBJECT, verificationLine: request.verificationLine, from };
+  const language = languageOf(request.locale);
+  const mail = {
+    subject: request.subject ?? defaultOtpSubject(language),
+    verificationLine: request.verificationLine,
+    from,
+    language,
+  };
   const perRecipient = await env.OTP_RECIPIENT.get(objectId)
     .start(
       {
@@ -136,10 +145,19 @@ async function mailCode(env: Bindings, caller: OtpCaller, message: CodeMail, con
     verificationLine: mail.verificationLine,
     expiresInSeconds: Math.max(Math.round((message.expiresAt - Date.now()) / 1000), 1),
     link: message.link,
+    language: mail.language,
   });
   const outcome = await sendOnce(
     requireSmtp(env),
-    { from: mail.from, to: [email], subject: mail.subject, text, html, messageId: otpMessageId(sessionId, mail) },
+    {
+      from: mail.from,
+      to: [email],
+      subject: mail.subject,
+      text,
+      html,
+      messageId: otpMessageId(sessionId, mail),
+      headers: { 'Content-Language': mail.language ?? 'en' },
+    },
     connecting,
     config(env).otp.sendWaitMs,
   );
@@ -162,6 +180,7 @@ async function mailCode(env: Bindings, caller: OtpCaller, message: CodeMail, con
       digits: message.code.length,
       expiresAt: message.expiresAt,
       from: mail.from,
+      language: mail.language,
     };
     await env.MAIL_QUEUE.send(job, { contentType: 'json' });
   }
@@ -209,7 +228,7 @@ export async function resendOtpCode(
       'Too many codes sent to this address: retry after Retry-After',
     );
   }
-  const mail = session.mail ?? { subject: DEFAULT_OTP_SUBJECT, from: defaultSender(env) };
+  const mail = session.mail ?? { subject: defaultOtpSubject(), from: defaultSender(env) };
   const message = {
     sessionId: request.sessionId,
     email: request.email,
@@ -239,6 +258,7 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
     verificationLine: job.verificationLine,
     expiresInSeconds: remainingSeconds,
     link: link?.url,
+    language: job.language,
   });
   const outcome = await sendOnce(requireSmtp(env), {
     from: job.from,
@@ -247,6 +267,7 @@ export async function resendOtp(env: Bindings, job: OtpRetryJob) {
     text,
     html,
     messageId: otpMessageId(job.sessionId, job),
+    headers: { 'Content-Language': job.language ?? 'en' },
   });
   // Jobs queued before they named their channel send no event.
   if (outcome.kind === 'accepted' && job.channel) {

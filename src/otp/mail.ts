@@ -1,30 +1,30 @@
 import { escapeHtml } from '../mail/template';
-
-export const DEFAULT_OTP_SUBJECT = 'Your verification code';
-export const DEFAULT_VERIFICATION_LINE = 'Use this code to continue:';
-
-const LINK_LINE = 'Or verify with one click:';
+import { type Language, mailText } from './languages';
 
 /**
- * The OTP email: the instruction line, the code and its lifetime, in a text and an HTML part; with `link`
- * (email verification) also the one-click link to the hosted page.
+ * The OTP email in `language`: the instruction line, the code and its lifetime, in a text and an HTML part;
+ * with `link` (email verification) also the one-click link to the hosted page. A caller's own
+ * `verificationLine` is used as written.
  */
 export function renderOtpMail(options: {
   code: string;
   verificationLine?: string;
   expiresInSeconds: number;
   link?: string;
+  language?: Language;
 }) {
-  const line = options.verificationLine ?? DEFAULT_VERIFICATION_LINE;
-  const minutes = Math.ceil(options.expiresInSeconds / 60);
-  const expiry = `This code expires in ${minutes} minute${minutes === 1 ? '' : 's'}. If you did not ask for it, you can ignore this email.`;
+  const words = mailText(options.language ?? 'en', Math.ceil(options.expiresInSeconds / 60));
+  const line = options.verificationLine ?? words.line;
   const link = options.link;
   return {
-    text: `${line}\n\n${options.code}\n\n${link ? `${LINK_LINE}\n${link}\n\n` : ''}${expiry}\n`,
+    text: `${line}\n\n${options.code}\n\n${link ? `${words.link}\n${link}\n\n` : ''}${words.expiry}\n`,
     html:
       `<p>${escapeHtml(line)}</p>` +
       `<p style="font-size:28px;font-weight:bold;letter-spacing:4px;font-family:monospace">${options.code}</p>` +
-      (link ? `<p>${escapeHtml(LINK_LINE)} <a href="${escapeHtml(link)}">Verify my email address</a></p>` : '') +
-      `<p>${escapeHtml(expiry)}</p>`,
+      (link ? `<p>${escapeHtml(words.link)} <a href="${escapeHtml(link)}">${escapeHtml(words.button)}</a></p>` : '') +
+      `<p>${escapeHtml(words.expiry)}</p>`,
   };
 }
+
+/** The default subject of OTP mail in `language`. */
+export const defaultOtpSubject = (language: Language = 'en') => mailText(language, 1).subject;

@@ -6,6 +6,7 @@ import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from 
 import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
+import type { Language } from '../otp/languages';
 import { queueDeliveries, type WebhookJob } from '../webhooks/deliver';
 
 // Every job names its kind; the consumer runs one function per kind (src/queue/consumer.ts).
@@ -29,6 +30,8 @@ export type OtpRetryJob = {
   digits: number;
   expiresAt: number;
   from: Mailbox;
+  /** The mail's language (absent on jobs from before languages: English). */
+  language?: Language;
 };
 
 /**

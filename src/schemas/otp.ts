@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { isLanguageTag, LANGUAGES } from '../otp/languages';
 import { emailAddress, envelope, resourceId, subjectText } from './common';
 
 const expiresInSeconds = z
@@ -20,8 +21,22 @@ const verificationLine = z
   .refine((value) => !/[\r\n\0]/.test(value), 'must not contain line breaks')
   .openapi({ pattern: '^[^\\r\\n\\x00]*$', description: 'One line shown above the code: no CR, LF or NUL' });
 
+const locale = z
+  .string()
+  .max(35, 'must be at most 35 characters')
+  .refine(isLanguageTag, 'expected a BCP 47 language tag such as de or pt-BR')
+  .openapi({
+    example: 'de',
+    description: `The language of the mail (BCP 47): ${LANGUAGES.join(', ')}; any other language gets English`,
+  });
+
 /** POST /api/v1/otp/send (legacy alias): the smallest body. */
-export const legacySendBody = z.strictObject({ email: emailAddress, expiresInSeconds, otpDigits });
+export const legacySendBody = z.strictObject({
+  email: emailAddress,
+  expiresInSeconds,
+  otpDigits,
+  locale: locale.optional(),
+});
 
 /** POST /api/v1/backend-otp/send and /api/v1/email-verification/send */
 export const serverSendBody = legacySendBody.extend({

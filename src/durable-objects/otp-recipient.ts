@@ -59,6 +59,8 @@ export type SessionStatus = {
   status: 'pending' | 'verified' | 'locked' | 'expired';
   expiresAt: number;
   verifiedAt: number | null;
+  /** The language of its mail, when the send named one. */
+  language?: Language;
 };
 
 type SessionRow = {
@@ -282,11 +284,16 @@ export class OtpRecipient extends DurableObject {
     const row = this.row(sessionId);
     if (!row || row.channel !== channel || (accountId !== null && row.account_id !== accountId)) return null;
     const expired = row.state !== 'verified' && Date.now() >= row.expires_at;
+    const mail = this.ctx.storage.sql
+      .exec<{ mail: string }>('SELECT mail FROM session_mail WHERE session_id = ?', sessionId)
+      .toArray()[0];
+    const language = mail ? (JSON.parse(mail.mail) as OtpMailSettings).language : undefined;
     return {
       email: row.email,
       status: expired ? 'expired' : row.state,
       expiresAt: row.expires_at,
       verifiedAt: row.verified_at,
+      ...(language ? { language } : {}),
     };
   }
 

@@ -70,7 +70,8 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
   // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
   const connecting = startConnecting(smtp);
-  const language = languageOf(request.locale);
+  // Kept only when the send named one: without it, the hosted page follows the browser's Accept-Language.
+  const language = request.locale ? languageOf(request.locale) : undefined;
   const mail = {
     subject: request.subject ?? defaultOtpSubject(language),
     verificationLine: request.verificationLine,

@@ -2,6 +2,8 @@
 // a small script, allowed by a per-response nonce, submits in place and announces the result.
 import type { VerifyOutcome } from '../durable-objects/otp-recipient';
 import { escapeHtml } from '../mail/template';
+import type { Language } from './languages';
+import { pageText, wrongCodeText } from './page-text';
 
 /**
  * The hosted page's address: from PUBLIC_BASE_URL, never from the Host header. With `token`, the one-click
@@ -50,33 +52,29 @@ export function isFinal(state: PageState): boolean {
   return state.kind !== 'form' && state.kind !== 'invalid';
 }
 
-export function stateMessage(state: PageState): { tone: 'info' | 'success' | 'error'; text: string } {
+export function stateMessage(
+  state: PageState,
+  language: Language = 'en',
+): { tone: 'info' | 'success' | 'error'; text: string } {
+  const text = pageText(language);
   switch (state.kind) {
     case 'form':
-      return state.token
-        ? { tone: 'info', text: 'Press the button to verify your email address.' }
-        : { tone: 'info', text: 'Enter the code we emailed you.' };
+      return { tone: 'info', text: state.token ? text.pressButton : text.enterCode };
     case 'verified':
-      return { tone: 'success', text: 'Your email address is verified. You can close this page.' };
+      return { tone: 'success', text: text.verified };
     case 'wrong':
       return {
         tone: 'error',
-        text:
-          state.attemptsLeft > 0
-            ? `That code is not right. ${state.attemptsLeft} attempt${state.attemptsLeft === 1 ? '' : 's'} left.`
-            : 'That code is not right, and there are no attempts left. Request a new code.',
+        text: state.attemptsLeft > 0 ? wrongCodeText(language, state.attemptsLeft) : text.noAttempts,
       };
     case 'invalid':
-      return { tone: 'error', text: 'Enter the code as digits only.' };
+      return { tone: 'error', text: text.invalid };
     case 'locked':
-      return { tone: 'error', text: 'Too many wrong codes. This code is locked; request a new one.' };
+      return { tone: 'error', text: text.locked };
     case 'expired':
-      return { tone: 'error', text: 'This code has expired or is no longer valid. Request a new one.' };
+      return { tone: 'error', text: text.expired };
     case 'error':
-      return {
-        tone: 'error',
-        text: 'Something went wrong on our side. Please open the link from the email again in a moment.',
-      };
+      return { tone: 'error', text: text.error };
   }
 }
 
@@ -106,40 +104,51 @@ form.addEventListener('submit', async (event) => {
 });`;
 
 /** The one-click form: the session and the link's token, submitted by one button press. */
-function linkForm(sessionId: string, token: string, email: string): string {
+function linkForm(sessionId: string, token: string, email: string, language: Language): string {
+  const text = pageText(language);
   const codeUrl = `/verify?sessionId=${encodeURIComponent(sessionId)}`;
   return `<form id="verify-form" method="post" action="/verify">
   <input type="hidden" name="sessionId" value="${escapeHtml(sessionId)}">
   <input type="hidden" name="token" value="${escapeHtml(token)}">
+  <input type="hidden" name="lang" value="${language}">
   ${email ? `<p>${escapeHtml(email)}</p>` : ''}
-  <button type="submit" autofocus>Verify my email address</button>
+  <button type="submit" autofocus>${escapeHtml(text.verifyLink)}</button>
 </form>
-<p><a href="${escapeHtml(codeUrl)}">Enter the code instead</a></p>`;
+<p><a href="${escapeHtml(codeUrl)}">${escapeHtml(text.codeInstead)}</a></p>`;
 }
 
-export function renderVerifyPage(options: { sessionId: string; email: string; state: PageState; nonce: string }) {
-  const { tone, text } = stateMessage(options.state);
+export function renderVerifyPage(options: {
+  sessionId: string;
+  email: string;
+  state: PageState;
+  nonce: string;
+  language?: Language;
+}) {
+  const language = options.language ?? 'en';
+  const words = pageText(language);
+  const { tone, text } = stateMessage(options.state, language);
   const token = options.state.kind === 'form' ? options.state.token : undefined;
   const form = isFinal(options.state)
     ? ''
     : token
-      ? `${linkForm(options.sessionId, token, options.email)}\n<script nonce="${options.nonce}">${SCRIPT}</script>`
+      ? `${linkForm(options.sessionId, token, options.email, language)}\n<script nonce="${options.nonce}">${SCRIPT}</script>`
       : `<form id="verify-form" method="post" action="/verify" novalidate>
   <input type="hidden" name="sessionId" value="${escapeHtml(options.sessionId)}">
-  <label for="email">Email address</label>
+  <input type="hidden" name="lang" value="${language}">
+  <label for="email">${escapeHtml(words.email)}</label>
   <input id="email" name="email" type="email" autocomplete="email" maxlength="254" required value="${escapeHtml(options.email)}">
-  <label for="code">Verification code</label>
+  <label for="code">${escapeHtml(words.code)}</label>
   <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="10" required autofocus>
-  <button type="submit">Verify</button>
+  <button type="submit">${escapeHtml(words.verify)}</button>
 </form>
 <script nonce="${options.nonce}">${SCRIPT}</script>`;
   return `<!doctype html>
-<html lang="en">
+<html lang="${language}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Verify your email address</title>
+<title>${escapeHtml(words.title)}</title>
 <style nonce="${options.nonce}">
 body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
 label{display:block;margin-top:1rem;font-weight:600}
@@ -152,7 +161,7 @@ button{margin-top:1.25rem;font-size:1.1rem;padding:.5rem 1.5rem}
 </head>
 <body>
 <main>
-<h1>Verify your email address</h1>
+<h1>${escapeHtml(words.title)}</h1>
 <p id="status" class="status ${tone}" role="status" aria-live="polite">${escapeHtml(text)}</p>
 ${form}
 </main>

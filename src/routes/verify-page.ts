@@ -2,6 +2,8 @@ import type { Context } from 'hono';
 import { anyone } from '../auth/guards';
 import type { AppEnv } from '../env';
 import { otpStatus, verifyOtp } from '../otp/engine';
+import { type Language, languageOf } from '../otp/languages';
+import { pageLanguage } from '../otp/page-text';
 import { isFinal, type PageState, pageStateOf, renderVerifyPage, stateMessage } from '../otp/verify-page';
 import { verifyPageAnswer, verifyPageForm, verifyPageQuery } from '../schemas/otp';
 import { readCapped } from '../validation';
@@ -20,10 +22,26 @@ function securityHeaders(nonce: string): Record<string, string> {
   };
 }
 
+/** The page's language: the session's, else the browser's (Accept-Language), else English. */
+const languageFor = (c: Context<AppEnv>, sessionLanguage?: Language) =>
+  pageLanguage(sessionLanguage, c.req.header('Accept-Language'));
+
 /** The hosted page in `state` (also the 500 page of these routes, see app.ts). */
-export function verifyPage(c: Context<AppEnv>, sessionId: string, email: string, state: PageState, status = 200) {
+export function verifyPage(
+  c: Context<AppEnv>,
+  sessionId: string,
+  email: string,
+  state: PageState,
+  status = 200,
+  language = languageFor(c),
+) {
   const nonce = crypto.randomUUID().replaceAll('-', '');
-  return c.html(renderVerifyPage({ sessionId, email, state, nonce }), status as 200, securityHeaders(nonce));
+  const page = renderVerifyPage({ sessionId, email, state, nonce, language });
+  return c.html(page, status as 200, {
+    ...securityHeaders(nonce),
+    'Content-Language': language,
+    Vary: 'Accept-Language',
+  });
 }
 
 const show = route({
@@ -70,10 +88,13 @@ export const verifyPageRoutes = router()
     const { sessionId = '', token } = c.req.valid('query');
     const status = await otpStatus(c.env, null, 'email_verification', sessionId);
     if (!status) return verifyPage(c, sessionId, '', { kind: 'expired' }, 404);
+    const language = languageFor(c, status.language);
     // A link's GET only shows the button: mail scanners prefetch links, and a GET must never verify.
-    if (status.status === 'pending' && token) return verifyPage(c, sessionId, status.email, { kind: 'form', token });
+    if (status.status === 'pending' && token) {
+      return verifyPage(c, sessionId, status.email, { kind: 'form', token }, 200, language);
+    }
     const state: PageState = status.status === 'pending' ? { kind: 'form' } : { kind: status.status };
-    return verifyPage(c, sessionId, '', state);
+    return verifyPage(c, sessionId, '', state, 200, language);
   })
   .openapi(submit, async (c) => {
     const text = new TextDecoder().decode(await readCapped(c, MAX_FORM_BYTES));
@@ -84,9 +105,12 @@ export const verifyPageRoutes = router()
     const token = form.get('token');
     const request = token ? { sessionId, token } : { sessionId, email, code };
     const state = pageStateOf(await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, request));
+    // The page sends the language it was shown in.
+    const shown = form.get('lang');
+    const language = shown ? languageOf(shown) : languageFor(c);
     if ((c.req.header('Accept') ?? '').includes('application/json')) {
-      const { tone, text: message } = stateMessage(state);
+      const { tone, text: message } = stateMessage(state, language);
       return c.json({ state: state.kind, done: isFinal(state), tone, message }, 200, { 'Cache-Control': 'no-store' });
     }
-    return verifyPage(c, sessionId, email, state);
+    return verifyPage(c, sessionId, email, state, 200, language);
   });

@@ -77,3 +77,51 @@ describe('locale on the OTP send routes', () => {
     }
   });
 });
+
+describe('the hosted page in the session’s or the browser’s language', () => {
+  const page = (sessionId: string, acceptLanguage?: string) =>
+    call('GET', `/verify?sessionId=${sessionId}`, {
+      headers: acceptLanguage ? { 'Accept-Language': acceptLanguage } : {},
+    });
+
+  it('Accept-Language picks the first language we have; html lang and Content-Language follow', async () => {
+    const { serverKey } = await newAccount();
+    const { sessionId } = await sendAndRead('/api/v1/email-verification/send', serverKey, uniqueAddress('page'));
+    const german = await page(sessionId, 'sv-SE, de-CH;q=0.9, en;q=0.8');
+    expect(german.text).toContain('<html lang="de">');
+    expect(german.text).toContain('<label for="code">Bestätigungscode</label>');
+    expect(german.headers.get('Content-Language')).toBe('de');
+    expect((await page(sessionId, 'fr;q=0.2, zh;q=0.7')).text).toContain('<html lang="zh">');
+    expect((await page(sessionId, 'sv')).text).toContain('<html lang="en">');
+    expect((await page(sessionId)).text).toContain('Enter the code we emailed you.');
+  });
+
+  it("the send's locale wins over the browser's, and the page's answers stay in it (plurals by Intl)", async () => {
+    const { serverKey } = await newAccount();
+    const email = uniqueAddress('pagefr');
+    const { sessionId, code } = await sendAndRead('/api/v1/email-verification/send', serverKey, email, {
+      locale: 'fr',
+    });
+    const shown = await page(sessionId, 'de');
+    expect(shown.text).toContain('<html lang="fr">');
+    expect(shown.text).toContain('name="lang" value="fr"');
+    const wrong = code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
+    const answer = (tries: string) =>
+      call('POST', '/verify', {
+        rawBody: new URLSearchParams({ sessionId, email, code: tries, lang: 'fr' }).toString(),
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      });
+    expect((await answer(wrong)).json).toMatchObject({ message: "Ce code n'est pas correct. Il reste 4 tentatives." });
+    for (let i = 0; i < 3; i++) await answer(wrong);
+    expect((await answer(wrong)).json).toMatchObject({ state: 'wrong', done: true });
+  });
+
+  it('every language words the attempts left with its own plural forms', async () => {
+    const { wrongCodeText } = await import('../../src/otp/page-text');
+    expect(wrongCodeText('en', 1)).toBe('That code is not right. 1 attempt left.');
+    expect(wrongCodeText('de', 1)).toContain('Noch 1 Versuch.');
+    expect(wrongCodeText('fr', 1)).toContain('Il reste 1 tentative.');
+    expect(wrongCodeText('ja', 3)).toContain('残り3回');
+    for (const language of LANGUAGES) expect(wrongCodeText(language, 2), language).toContain('2');
+  });
+});

@@ -14,6 +14,8 @@ export type OtpMailSettings = {
   from: { email: string; name: string | null };
   /** The language of the mail (absent on sessions from before languages: English). */
   language?: Language;
+  /** The account's saved template the mail is made from (read again for each mail: its text is not kept). */
+  templateId?: string;
 };
 
 export type NewOtpSession = {
@@ -55,6 +57,7 @@ export type VerifyOutcome =
   | { result: 'not_found' };
 
 export type SessionStatus = {
+  accountId: string;
   email: string;
   status: 'pending' | 'verified' | 'locked' | 'expired';
   expiresAt: number;
@@ -289,6 +292,7 @@ export class OtpRecipient extends DurableObject {
       .toArray()[0];
     const language = mail ? (JSON.parse(mail.mail) as OtpMailSettings).language : undefined;
     return {
+      accountId: row.account_id,
       email: row.email,
       status: expired ? 'expired' : row.state,
       expiresAt: row.expires_at,

@@ -4,20 +4,21 @@ import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
 import { listVerifications, type VerificationEntry } from '../db/otp-history';
 import { findSenderByEmail } from '../db/senders';
-import type { OtpChannel, OtpMailSettings, VerifyOutcome } from '../durable-objects/otp-recipient';
+import { findTemplate } from '../db/templates';
+import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { newLinkToken, newSessionId, nowIso, sessionObjectIdOf } from '../ids';
+import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../limits/rate-limit';
 import { canonicalAddress } from '../mail/address';
-import { dropConnection, type PendingConnection, sendOnce, startConnecting } from '../mail/smtp';
+import { dropConnection, startConnecting } from '../mail/smtp';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
-import { otpEvent, recordEvents } from '../webhooks/produce';
+import { brandingOf } from './branding';
+import { linkHashOf, type MailLook, mailCode, mailLookOf, newLink, retryCodeMail } from './code-mail';
 import { generateCode, hashCode } from './codes';
 import { writeSessionFact } from './facts';
 import { languageOf } from './languages';
-import { defaultOtpSubject, renderOtpMail } from './mail';
-import { hostedVerifyUrl } from './verify-page';
+import { checkOtpTemplate, defaultOtpSubject } from './mail';
 
 export type OtpSendRequest = {
   email: string;
@@ -28,6 +29,8 @@ export type OtpSendRequest = {
   from?: string;
   /** BCP 47: the language of the mail (one of ours by its language, else English). */
   locale?: string;
+  /** An account's saved template with `{{code}}` (and `{{expiresInMinutes}}`, `{{productName}}`, `{{magicLink}}`). */
+  templateId?: string;
 };
 
 export type OtpSendResult = { sessionId: string; expiresAt: string; email: string; sent: boolean };
@@ -57,10 +60,25 @@ async function resolveFrom(env: Bindings, accountId: string, from: string | unde
   return { email: sender.email, name: sender.name };
 }
 
+/** The look of a session's first mail: a named template must exist in the account and suit OTP mail. */
+async function sendLook(env: Bindings, caller: OtpCaller, templateId: string | undefined): Promise<MailLook> {
+  const [branding, template] = await Promise.all([
+    brandingOf(env, caller.accountId),
+    templateId ? findTemplate(env.DB, caller.accountId, templateId) : null,
+  ]);
+  if (templateId && !template)
+    throw new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
+  if (template) checkOtpTemplate(template, caller.channel === 'email_verification');
+  return { branding, template };
+}
+
 /** Creates a session and mails its code within the request (OTP mail is URGENT: freeze never holds it). */
 export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSendRequest): Promise<OtpSendResult> {
   const smtp = requireSmtp(env);
-  const from = await resolveFrom(env, caller.accountId, request.from);
+  const [from, look] = await Promise.all([
+    resolveFrom(env, caller.accountId, request.from),
+    sendLook(env, caller, request.templateId),
+  ]);
   const objectId = recipientObjectId(env, caller.accountId, request.email);
   const sessionId = newSessionId(objectId.toString());
   const code = generateCode(request.otpDigits);
@@ -77,6 +95,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     verificationLine: request.verificationLine,
     from,
     language,
+    ...(request.templateId ? { templateId: request.templateId } : {}),
   };
   const perRecipient = await env.OTP_RECIPIENT.get(objectId)
     .start(
@@ -107,90 +126,10 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     );
   }
 
-  const message = { sessionId, email: request.email, code, expiresAt, mail, link: link?.url };
+  const message = { sessionId, email: request.email, code, expiresAt, mail, look, link: link?.url };
   const sent = await mailCode(env, caller, message, connecting);
   return { sessionId, expiresAt: nowIso(new Date(expiresAt)), email: request.email, sent };
 }
-
-type CodeMail = {
-  sessionId: string;
-  email: string;
-  code: string;
-  expiresAt: number;
-  mail: OtpMailSettings;
-  /** The one-click link (email verification). */
-  link?: string;
-};
-
-/** The HMAC of a one-click link's token (never the token: like codes, it is not stored). */
-const linkHashOf = (env: Bindings, sessionId: string, token: string) =>
-  hashCode(otpPepper(env), sessionId, `link:${token}`);
-
-/** Email verification mails carry a one-click link to the hosted page; each mail its own token. */
-async function newLink(env: Bindings, channel: OtpChannel, sessionId: string) {
-  if (channel !== 'email_verification') return undefined;
-  const token = newLinkToken();
-  const url = hostedVerifyUrl(config(env).publicBaseUrl, sessionId, token);
-  return { url, hash: await linkHashOf(env, sessionId, token) };
-}
-
-/**
- * Mails one code of a session within the request, at most `OTP_SEND_WAIT_MS`. Accepted: `otp.sent` is
- * recorded after the answer. Not now (4xx, network, timeout): the queue retry mails a fresh code for the same
- * session (the code itself is not kept anywhere). Returns whether the server took it.
- */
-async function mailCode(env: Bindings, caller: OtpCaller, message: CodeMail, connecting: PendingConnection) {
-  const { sessionId, email, mail } = message;
-  const { text, html } = renderOtpMail({
-    code: message.code,
-    verificationLine: mail.verificationLine,
-    expiresInSeconds: Math.max(Math.round((message.expiresAt - Date.now()) / 1000), 1),
-    link: message.link,
-    language: mail.language,
-  });
-  const outcome = await sendOnce(
-    requireSmtp(env),
-    {
-      from: mail.from,
-      to: [email],
-      subject: mail.subject,
-      text,
-      html,
-      messageId: otpMessageId(sessionId, mail),
-      headers: { 'Content-Language': mail.language ?? 'en' },
-    },
-    connecting,
-    config(env).otp.sendWaitMs,
-  );
-  if (outcome.kind === 'accepted') {
-    const sent = otpEvent('otp.sent', { sessionId, email, channel: caller.channel });
-    // After the answer: the event is not worth the caller's wait (a crash in between loses only it).
-    waitUntil(
-      recordEvents(env, caller.accountId, [sent]).catch((error) => console.error('otp.sent not recorded', error)),
-    );
-  }
-  if (outcome.kind === 'transient') {
-    const job: OtpRetryJob = {
-      kind: 'otp-retry',
-      sessionId,
-      accountId: caller.accountId,
-      channel: caller.channel,
-      email,
-      subject: mail.subject,
-      verificationLine: mail.verificationLine,
-      digits: message.code.length,
-      expiresAt: message.expiresAt,
-      from: mail.from,
-      language: mail.language,
-    };
-    await env.MAIL_QUEUE.send(job, { contentType: 'json' });
-  }
-  return outcome.kind === 'accepted';
-}
-
-/** Each code mail of a session is its own message (another code): its own Message-ID. */
-const otpMessageId = (sessionId: string, mail: Pick<OtpMailSettings, 'from'>) =>
-  `<${sessionId}.${Date.now().toString(36)}@${mail.from.email.split('@').pop()}>`;
 
 export type OtpResendRequest = { sessionId: string; email: string };
 
@@ -236,6 +175,7 @@ export async function resendOtpCode(
     code,
     expiresAt: session.expiresAt,
     mail,
+    look: await mailLookOf(env, caller.accountId, mail),
     link: link?.url,
   };
   const sent = await mailCode(env, caller, message, connecting);
@@ -243,40 +183,8 @@ export async function resendOtpCode(
 }
 
 /** Mails a fresh code for a pending session (queue retry of an OTP mail that could not go out). */
-export async function resendOtp(env: Bindings, job: OtpRetryJob) {
-  const remainingSeconds = Math.floor((job.expiresAt - Date.now()) / 1000);
-  const code = generateCode(job.digits);
-  const object = sessionObject(env, job.sessionId);
-  const link = job.channel ? await newLink(env, job.channel, job.sessionId) : undefined;
-  const codeHash = await hashCode(otpPepper(env), job.sessionId, code);
-  const added =
-    remainingSeconds > 0 &&
-    object !== null &&
-    (await object.addCode(job.sessionId, job.accountId, codeHash, link?.hash));
-  if (!added) return { kind: 'accepted' as const }; // verified, expired or gone: nothing to send
-  const { text, html } = renderOtpMail({
-    code,
-    verificationLine: job.verificationLine,
-    expiresInSeconds: remainingSeconds,
-    link: link?.url,
-    language: job.language,
-  });
-  const outcome = await sendOnce(requireSmtp(env), {
-    from: job.from,
-    to: [job.email],
-    subject: job.subject,
-    text,
-    html,
-    messageId: otpMessageId(job.sessionId, job),
-    headers: { 'Content-Language': job.language ?? 'en' },
-  });
-  // Jobs queued before they named their channel send no event.
-  if (outcome.kind === 'accepted' && job.channel) {
-    const session = { sessionId: job.sessionId, email: job.email, channel: job.channel };
-    await recordEvents(env, job.accountId, [otpEvent('otp.sent', session)]);
-  }
-  return outcome;
-}
+export const resendOtp = (env: Bindings, job: OtpRetryJob) =>
+  retryCodeMail(env, job, sessionObject(env, job.sessionId));
 
 /** A code and the address it was sent to, or (the hosted page's button) the token of a one-click link. */
 export type OtpVerifyRequest =

@@ -28,6 +28,8 @@ type MailText = {
   ignore: string;
   link: string;
   button: string;
+  /** The support line of branded mail and pages, `{email}` being the account's support address. */
+  help: string;
 };
 
 const MAIL: Record<Language, MailText> = {
@@ -38,6 +40,7 @@ const MAIL: Record<Language, MailText> = {
     ignore: 'If you did not ask for it, you can ignore this email.',
     link: 'Or verify with one click:',
     button: 'Verify my email address',
+    help: 'Questions? Write to {email}.',
   },
   de: {
     subject: 'Ihr Bestätigungscode',
@@ -46,6 +49,7 @@ const MAIL: Record<Language, MailText> = {
     ignore: 'Wenn Sie ihn nicht angefordert haben, können Sie diese E-Mail ignorieren.',
     link: 'Oder mit einem Klick bestätigen:',
     button: 'Meine E-Mail-Adresse bestätigen',
+    help: 'Fragen? Schreiben Sie an {email}.',
   },
   fr: {
     subject: 'Votre code de vérification',
@@ -54,6 +58,7 @@ const MAIL: Record<Language, MailText> = {
     ignore: "Si vous ne l'avez pas demandé, vous pouvez ignorer cet e-mail.",
     link: 'Ou vérifiez en un clic :',
     button: 'Vérifier mon adresse e-mail',
+    help: 'Des questions ? Écrivez à {email}.',
   },
   es: {
     subject: 'Tu código de verificación',
@@ -62,6 +67,7 @@ const MAIL: Record<Language, MailText> = {
     ignore: 'Si no lo has solicitado, puedes ignorar este correo.',
     link: 'O verifica con un clic:',
     button: 'Verificar mi correo electrónico',
+    help: '¿Preguntas? Escribe a {email}.',
   },
   pt: {
     subject: 'O seu código de verificação',
@@ -70,6 +76,7 @@ const MAIL: Record<Language, MailText> = {
     ignore: 'Se não o pediu, pode ignorar este e-mail.',
     link: 'Ou verifique com um clique:',
     button: 'Verificar o meu endereço de e-mail',
+    help: 'Dúvidas? Escreva para {email}.',
   },
   it: {
     subject: 'Il tuo codice di verifica',
@@ -78,6 +85,7 @@ const MAIL: Record<Language, MailText> = {
     ignore: "Se non l'hai richiesto, puoi ignorare questa email.",
     link: 'Oppure verifica con un clic:',
     button: 'Verifica il mio indirizzo email',
+    help: 'Domande? Scrivi a {email}.',
   },
   nl: {
     subject: 'Je verificatiecode',
@@ -86,6 +94,7 @@ const MAIL: Record<Language, MailText> = {
     ignore: 'Heb je hier niet om gevraagd, dan kun je deze e-mail negeren.',
     link: 'Of verifieer met één klik:',
     button: 'Mijn e-mailadres verifiëren',
+    help: 'Vragen? Mail naar {email}.',
   },
   ja: {
     subject: '確認コード',
@@ -94,6 +103,7 @@ const MAIL: Record<Language, MailText> = {
     ignore: '心当たりがない場合は、このメールを無視してください。',
     link: 'またはワンクリックで確認:',
     button: 'メールアドレスを確認する',
+    help: 'ご不明な点は {email} までお問い合わせください。',
   },
   zh: {
     subject: '您的验证码',
@@ -102,8 +112,12 @@ const MAIL: Record<Language, MailText> = {
     ignore: '如果这不是您本人的操作，请忽略此邮件。',
     link: '或一键验证：',
     button: '验证我的邮箱地址',
+    help: '如有疑问，请联系 {email}。',
   },
 };
+
+/** "Questions? Write to support@…" in `language`. */
+export const helpLine = (language: Language, email: string) => MAIL[language].help.replace('{email}', email);
 
 /** The mail's words in `language`; the lifetime written out by Intl ("10 minutes", "10 Minuten", "10分钟"). */
 export function mailText(language: Language, minutes: number) {

@@ -1,8 +1,10 @@
 // The hosted email-verification page: plain HTML that works without JavaScript (a form POST);
 // a small script, allowed by a per-response nonce, submits in place and announces the result.
+import type { OtpBranding } from '../db/otp-branding';
 import type { VerifyOutcome } from '../durable-objects/otp-recipient';
 import { escapeHtml } from '../mail/template';
-import type { Language } from './languages';
+import { accentColors } from './branding';
+import { helpLine, type Language } from './languages';
 import { pageText, wrongCodeText } from './page-text';
 
 /**
@@ -95,7 +97,15 @@ form.addEventListener('submit', async (event) => {
     if (typeof result.message !== 'string') throw new Error('unexpected reply');
     status.textContent = result.message;
     status.className = 'status ' + result.tone;
-    if (result.done) form.remove();
+    const code = document.getElementById('code');
+    if (result.done) {
+      form.remove();
+      status.focus();
+    } else if (code) {
+      code.setAttribute('aria-invalid', 'true');
+      code.select();
+      code.focus();
+    }
   } catch {
     form.submit();
   } finally {
@@ -117,14 +127,39 @@ function linkForm(sessionId: string, token: string, email: string, language: Lan
 <p><a href="${escapeHtml(codeUrl)}">${escapeHtml(text.codeInstead)}</a></p>`;
 }
 
+/** The account's look: logo and product name above the title, the accent on the button, the support line. */
+function brandParts(branding: OtpBranding | null | undefined, language: Language) {
+  const colors = branding?.accentColor ? accentColors(branding.accentColor) : null;
+  const logo = branding?.logoUrl
+    ? `<img class="logo" src="${escapeHtml(branding.logoUrl)}" alt="${escapeHtml(branding.productName ?? '')}" height="40">`
+    : '';
+  const name = branding?.productName ? `<p class="product">${escapeHtml(branding.productName)}</p>` : '';
+  const support = branding?.supportEmail;
+  const help = support
+    ? `<footer><p>${escapeHtml(helpLine(language, support)).replace(escapeHtml(support), `<a href="mailto:${escapeHtml(support)}">${escapeHtml(support)}</a>`)}</p></footer>`
+    : '';
+  const style = colors
+    ? `button{background:${colors.accent};color:${colors.onAccent};border:0;border-radius:.375rem}
+:focus-visible{outline:3px solid ${colors.accent};outline-offset:2px}`
+    : ':focus-visible{outline:3px solid #1f4fd1;outline-offset:2px}';
+  return { header: logo || name ? `<header>${logo}${name}</header>` : '', help, style };
+}
+
+/** The image origin the page's Content-Security-Policy allows: the logo's, else none. */
+export const logoOrigin = (branding: OtpBranding | null | undefined) =>
+  branding?.logoUrl ? new URL(branding.logoUrl).origin : null;
+
 export function renderVerifyPage(options: {
   sessionId: string;
   email: string;
   state: PageState;
   nonce: string;
   language?: Language;
+  branding?: OtpBranding | null;
 }) {
   const language = options.language ?? 'en';
+  const brand = brandParts(options.branding, language);
+  const wrong = options.state.kind === 'wrong' || options.state.kind === 'invalid';
   const words = pageText(language);
   const { tone, text } = stateMessage(options.state, language);
   const token = options.state.kind === 'form' ? options.state.token : undefined;
@@ -138,7 +173,7 @@ export function renderVerifyPage(options: {
   <label for="email">${escapeHtml(words.email)}</label>
   <input id="email" name="email" type="email" autocomplete="email" maxlength="254" required value="${escapeHtml(options.email)}">
   <label for="code">${escapeHtml(words.code)}</label>
-  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="10" required autofocus>
+  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]*" maxlength="10" required autofocus aria-describedby="status"${wrong ? ' aria-invalid="true"' : ''}>
   <button type="submit">${escapeHtml(words.verify)}</button>
 </form>
 <script nonce="${options.nonce}">${SCRIPT}</script>`;
@@ -157,14 +192,19 @@ input{display:block;width:100%;box-sizing:border-box;font-size:1.1rem;padding:.5
 button{margin-top:1.25rem;font-size:1.1rem;padding:.5rem 1.5rem}
 .status{padding:.75rem;border-radius:.25rem;background:#eef3fb}
 .status.success{background:#e6f4ea;color:#0b5b21}.status.error{background:#fdecea;color:#8a1c12}
+header{display:flex;align-items:center;gap:.75rem}.product{font-weight:700;font-size:1.2rem}
+footer{margin-top:2rem;font-size:.95rem;color:#444}
+${brand.style}
 </style>
 </head>
 <body>
+${brand.header}
 <main>
 <h1>${escapeHtml(words.title)}</h1>
-<p id="status" class="status ${tone}" role="status" aria-live="polite">${escapeHtml(text)}</p>
+<p id="status" class="status ${tone}" role="status" aria-live="polite" tabindex="-1"${isFinal(options.state) ? ' autofocus' : ''}>${escapeHtml(text)}</p>
 ${form}
 </main>
+${brand.help}
 </body>
 </html>`;
 }

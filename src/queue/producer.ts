@@ -32,6 +32,8 @@ export type OtpRetryJob = {
   from: Mailbox;
   /** The mail's language (absent on jobs from before languages: English). */
   language?: Language;
+  /** The account's saved template the mail is made from. */
+  templateId?: string;
 };
 
 /**

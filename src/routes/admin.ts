@@ -2,9 +2,11 @@ import { forgetCredential } from '../auth/credential-cache';
 import { operator } from '../auth/guards';
 import { createAccount, findAccount } from '../db/accounts';
 import { createApiKey, createOtpToken, revokeApiKey } from '../db/credentials';
+import { findOtpBranding, type OtpBranding, putOtpBranding } from '../db/otp-branding';
 import { createSender } from '../db/senders';
 import { getSettings, type Settings, updateSettings } from '../db/settings';
 import { ApiError } from '../errors';
+import { forgetBranding } from '../otp/branding';
 import { releaseHeldMail } from '../queue/producer';
 import * as schema from '../schemas/admin';
 import { json, route, router } from './route';
@@ -17,7 +19,22 @@ async function requireAccount(db: D1Database, accountId: string) {
 
 const settingsView = (s: Settings) => ({ frozen: s.frozen, dailyAllowance: s.dailyAllowance, updatedAt: s.updatedAt });
 
+const brandingView = (b: OtpBranding) => ({
+  accountId: b.accountId,
+  productName: b.productName,
+  logoUrl: b.logoUrl,
+  accentColor: b.accentColor,
+  supportEmail: b.supportEmail,
+  updatedAt: b.updatedAt,
+});
+
 const ACCOUNT_ID = 'acc_7d2kq4mxz3ncw5ty8hbe';
+const BRANDING = {
+  productName: 'Acme',
+  logoUrl: 'https://acme.example/logo.png',
+  accentColor: '#4f46e5',
+  supportEmail: 'help@acme.example',
+};
 const SETTINGS = { frozen: false, dailyAllowance: 5000, updatedAt: '2026-11-21T22:40:00.000Z' };
 const common = { tag: 'Operator', guard: operator } as const;
 
@@ -110,6 +127,40 @@ const createSenderRoute = route({
   },
 });
 
+const getOtpBrandingRoute = route({
+  ...common,
+  method: 'get',
+  path: '/admin/v1/accounts/{accountId}/otp-branding',
+  summary: "Read an account's OTP branding",
+  params: schema.accountIdParam,
+  success: {
+    status: 200,
+    content: json(schema.otpBrandingResponse, {
+      success: true,
+      data: { accountId: ACCOUNT_ID, ...BRANDING, updatedAt: '2026-11-24T08:00:00.000Z' },
+    }),
+  },
+});
+
+const putOtpBrandingRoute = route({
+  ...common,
+  method: 'put',
+  path: '/admin/v1/accounts/{accountId}/otp-branding',
+  summary: 'Set the look of OTP mail and the hosted verify page',
+  description:
+    'Replaces the branding: a field left out or null is cleared. Other isolates show a change within 10 seconds.',
+  params: schema.accountIdParam,
+  body: schema.otpBrandingBody,
+  bodyExample: BRANDING,
+  success: {
+    status: 200,
+    content: json(schema.otpBrandingResponse, {
+      success: true,
+      data: { accountId: ACCOUNT_ID, ...BRANDING, updatedAt: '2026-11-24T08:00:00.000Z' },
+    }),
+  },
+});
+
 const getSettingsRoute = route({
   ...common,
   method: 'get',
@@ -128,7 +179,7 @@ const updateSettingsRoute = route({
   success: { status: 200, content: json(schema.settingsResponse, { success: true, data: SETTINGS }) },
 });
 
-/** Operator API: issuance of accounts, keys, tokens and senders, and the service settings. */
+/** Operator API: issuance of accounts, keys, tokens and senders, OTP branding, and the service settings. */
 export const adminRoutes = router()
   .openapi(createAccountRoute, async (c) => {
     const account = await createAccount(c.env.DB, c.req.valid('json').name);
@@ -160,6 +211,24 @@ export const adminRoutes = router()
     const { email, name } = c.req.valid('json');
     const sender = await createSender(c.env.DB, account.id, email, name ?? null);
     return c.json({ success: true as const, data: { id: sender.id, email: sender.email, name: sender.name } }, 201);
+  })
+  .openapi(getOtpBrandingRoute, async (c) => {
+    const branding = await findOtpBranding(c.env.DB, c.req.valid('param').accountId);
+    if (!branding) throw new ApiError('NOT_FOUND', 'accountId: no such account');
+    return c.json({ success: true as const, data: brandingView(branding) }, 200);
+  })
+  .openapi(putOtpBrandingRoute, async (c) => {
+    const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
+    const body = c.req.valid('json');
+    await putOtpBranding(c.env.DB, account.id, {
+      productName: body.productName ?? null,
+      logoUrl: body.logoUrl ?? null,
+      accentColor: body.accentColor ?? null,
+      supportEmail: body.supportEmail ?? null,
+    });
+    forgetBranding(account.id);
+    const branding = await findOtpBranding(c.env.DB, account.id);
+    return c.json({ success: true as const, data: brandingView(branding!) }, 200);
   })
   .openapi(getSettingsRoute, async (c) =>
     c.json({ success: true as const, data: settingsView(await getSettings(c.env.DB)) }, 200),

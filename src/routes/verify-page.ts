@@ -1,10 +1,12 @@
 import type { Context } from 'hono';
 import { anyone } from '../auth/guards';
+import type { OtpBranding } from '../db/otp-branding';
 import type { AppEnv } from '../env';
+import { brandingOf } from '../otp/branding';
 import { otpStatus, verifyOtp } from '../otp/engine';
 import { type Language, languageOf } from '../otp/languages';
 import { pageLanguage } from '../otp/page-text';
-import { isFinal, type PageState, pageStateOf, renderVerifyPage, stateMessage } from '../otp/verify-page';
+import { isFinal, logoOrigin, type PageState, pageStateOf, renderVerifyPage, stateMessage } from '../otp/verify-page';
 import { verifyPageAnswer, verifyPageForm, verifyPageQuery } from '../schemas/otp';
 import { readCapped } from '../validation';
 import { route, router } from './route';
@@ -12,9 +14,10 @@ import { route, router } from './route';
 const MAX_FORM_BYTES = 4096;
 const HTML = { 'text/html': { schema: { type: 'string' as const } } };
 
-function securityHeaders(nonce: string): Record<string, string> {
+function securityHeaders(nonce: string, imageOrigin: string | null): Record<string, string> {
+  const images = imageOrigin ? `; img-src ${imageOrigin}` : '';
   return {
-    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'${images}`,
     'X-Frame-Options': 'DENY',
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
@@ -34,11 +37,12 @@ export function verifyPage(
   state: PageState,
   status = 200,
   language = languageFor(c),
+  branding: OtpBranding | null = null,
 ) {
   const nonce = crypto.randomUUID().replaceAll('-', '');
-  const page = renderVerifyPage({ sessionId, email, state, nonce, language });
+  const page = renderVerifyPage({ sessionId, email, state, nonce, language, branding });
   return c.html(page, status as 200, {
-    ...securityHeaders(nonce),
+    ...securityHeaders(nonce, logoOrigin(branding)),
     'Content-Language': language,
     Vary: 'Accept-Language',
   });
@@ -89,12 +93,13 @@ export const verifyPageRoutes = router()
     const status = await otpStatus(c.env, null, 'email_verification', sessionId);
     if (!status) return verifyPage(c, sessionId, '', { kind: 'expired' }, 404);
     const language = languageFor(c, status.language);
+    const branding = await brandingOf(c.env, status.accountId);
     // A link's GET only shows the button: mail scanners prefetch links, and a GET must never verify.
     if (status.status === 'pending' && token) {
-      return verifyPage(c, sessionId, status.email, { kind: 'form', token }, 200, language);
+      return verifyPage(c, sessionId, status.email, { kind: 'form', token }, 200, language, branding);
     }
     const state: PageState = status.status === 'pending' ? { kind: 'form' } : { kind: status.status };
-    return verifyPage(c, sessionId, '', state, 200, language);
+    return verifyPage(c, sessionId, '', state, 200, language, branding);
   })
   .openapi(submit, async (c) => {
     const text = new TextDecoder().decode(await readCapped(c, MAX_FORM_BYTES));
@@ -112,5 +117,8 @@ export const verifyPageRoutes = router()
       const { tone, text: message } = stateMessage(state, language);
       return c.json({ state: state.kind, done: isFinal(state), tone, message }, 200, { 'Cache-Control': 'no-store' });
     }
-    return verifyPage(c, sessionId, email, state, 200, language);
+    // The page (no script): in the account's look, read from the session like the GET does.
+    const session = await otpStatus(c.env, null, 'email_verification', sessionId);
+    const branding = session ? await brandingOf(c.env, session.accountId) : null;
+    return verifyPage(c, sessionId, email, state, 200, language, branding);
   });

@@ -48,6 +48,40 @@ export const updateSettingsBody = z.strictObject({
   dailyAllowance: z.number().int('expected a whole number').min(0).max(1_000_000_000).nullable().optional(),
 });
 
+const httpsUrl = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .refine((value) => {
+    // The URL parser drops tabs and line breaks: refuse them (and spaces, controls) before it does.
+    if (/[\x00-\x20\x7f]/.test(value) || !URL.canParse(value)) return false;
+    const url = new URL(value);
+    return url.protocol === 'https:' && !url.username && !url.password;
+  }, 'expected an https URL without credentials')
+  .openapi({
+    format: 'uri',
+    pattern: '^https://[^\\x00-\\x20\\x7f]+$',
+    description: 'An https URL (no user or password, no spaces or control characters)',
+  });
+
+/** PUT …/otp-branding: replaces the branding; a field left out or null is cleared. */
+export const otpBrandingBody = z.strictObject({
+  productName: label.max(100, 'must be at most 100 characters').nullable().optional().openapi({
+    description: 'Shown at the top of OTP mail and the hosted page; `{{productName}}` in OTP templates',
+  }),
+  logoUrl: httpsUrl.nullable().optional().openapi({ description: 'A logo above the product name (https only)' }),
+  accentColor: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour as #rrggbb')
+    .transform((value) => value.toLowerCase())
+    .nullable()
+    .optional()
+    .openapi({ pattern: '^#[0-9a-fA-F]{6}$', example: '#4f46e5', description: 'Buttons, the code and focus rings' }),
+  supportEmail: z
+    .union([emailAddress, z.null()])
+    .optional()
+    .openapi({ description: 'Named in the mail and on the page as the address for help' }),
+});
+
 export const accountIdParam = z.object({ accountId: resourceId });
 export const keyIdParam = z.object({ keyId: resourceId });
 
@@ -62,4 +96,14 @@ export const otpTokenCreatedResponse = envelope(
 export const senderResponse = envelope(z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }));
 export const settingsResponse = envelope(
   z.object({ frozen: z.boolean(), dailyAllowance: z.number().nullable(), updatedAt: z.string() }),
+);
+export const otpBrandingResponse = envelope(
+  z.object({
+    accountId: z.string(),
+    productName: z.string().nullable(),
+    logoUrl: z.string().nullable(),
+    accentColor: z.string().nullable(),
+    supportEmail: z.string().nullable(),
+    updatedAt: z.string().nullable(),
+  }),
 );

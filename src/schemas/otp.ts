@@ -30,22 +30,40 @@ const locale = z
     description: `The language of the mail (BCP 47): ${LANGUAGES.join(', ')}; any other language gets English`,
   });
 
+const templateId = resourceId.openapi({
+  description:
+    'A saved template of the account to make the mail from: `{{code}}` in a body is required; `{{expiresInMinutes}}`, `{{productName}}` and (email verification) `{{magicLink}}` are filled too. Not with subject or verificationLine',
+});
+
 /** POST /api/v1/otp/send (legacy alias): the smallest body. */
 export const legacySendBody = z.strictObject({
   email: emailAddress,
   expiresInSeconds,
   otpDigits,
   locale: locale.optional(),
+  templateId: templateId.optional(),
 });
 
-/** POST /api/v1/backend-otp/send and /api/v1/email-verification/send */
-export const serverSendBody = legacySendBody.extend({
+const serverSendFields = legacySendBody.extend({
   subject: subjectText.optional(),
   verificationLine: verificationLine.optional(),
 });
 
+/** A template brings its own subject and words. */
+const templateAlone = <T extends { templateId?: string; subject?: string; verificationLine?: string }>(body: T) =>
+  !body.templateId || (body.subject === undefined && body.verificationLine === undefined);
+const TEMPLATE_ALONE = {
+  message: 'a template brings its own subject and text: give templateId without subject and verificationLine',
+  path: ['templateId'],
+};
+
+/** POST /api/v1/backend-otp/send and /api/v1/email-verification/send */
+export const serverSendBody = serverSendFields.refine(templateAlone, TEMPLATE_ALONE);
+
 /** POST /api/v1/instant-otp/send: also a `from` override (a verified sender of the account). */
-export const instantSendBody = serverSendBody.extend({ from: emailAddress.optional() });
+export const instantSendBody = serverSendFields
+  .extend({ from: emailAddress.optional() })
+  .refine(templateAlone, TEMPLATE_ALONE);
 
 /** Every verify route. The code's format is checked by the engine (400 INVALID_CODE, no attempt used). */
 export const verifyBody = z.strictObject({

@@ -189,7 +189,7 @@ body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0
 label{display:block;margin-top:1rem;font-weight:600}
 input{display:block;width:100%;box-sizing:border-box;font-size:1.1rem;padding:.5rem;margin-top:.25rem}
 #code{letter-spacing:.3rem;font-family:monospace}
-button{margin-top:1.25rem;font-size:1.1rem;padding:.5rem 1.5rem}
+button{margin-top:1.25rem;font-size:1.1rem;padding:.5rem 1.5rem;min-height:2.75rem}
 .status{padding:.75rem;border-radius:.25rem;background:#eef3fb}
 .status.success{background:#e6f4ea;color:#0b5b21}.status.error{background:#fdecea;color:#8a1c12}
 header{display:flex;align-items:center;gap:.75rem}.product{font-weight:700;font-size:1.2rem}

@@ -1,73 +1,35 @@
 // The hosted email-verification page in a real headless Chromium, against the service started by
 // ./global-setup.ts (scripts/start.mjs: wrangler dev + maildev). Send → code from the inbox → wrong code
 // (attempts left) → right code (success) → the status route says verified; with and without JavaScript.
-import { randomUUID } from 'node:crypto';
-import { type Browser, chromium, type Page, type Response } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  codeFromInbox as inboxCode,
+  launchChromium,
+  mailTextFor,
+  sendVerification as send,
+  uniqueEmail,
+  wrongCodeFor,
+} from './browser';
 
 const service = inject('e2e');
 
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
-
-type SendData = { sessionId: string; email: string; sent: boolean; expiresAt: string; hostedVerifyUrl: string };
 type StatusData = { sessionId: string; email: string; status: string; expiresAt: string; verifiedAt?: string };
-type MaildevMail = { to: { address: string }[]; subject: string; text: string };
 
-async function api<T>(
-  path: string,
-  init: { method?: string; body?: unknown } = {},
-): Promise<{ status: number; data: T }> {
-  const res = await fetch(service.baseUrl + path, {
-    method: init.method ?? 'GET',
-    headers: {
-      Authorization: `Bearer ${service.serverOtpKey}`,
-      ...(init.body ? { 'Content-Type': 'application/json' } : {}),
-    },
-    body: init.body ? JSON.stringify(init.body) : undefined,
-  });
+async function api<T>(path: string): Promise<{ status: number; data: T }> {
+  const res = await fetch(service.baseUrl + path, { headers: { Authorization: `Bearer ${service.serverOtpKey}` } });
   const json = (await res.json()) as { data: T };
   return { status: res.status, data: json.data };
 }
 
-async function sendVerification(email: string): Promise<SendData> {
-  const { status, data } = await api<SendData>('/api/v1/email-verification/send', { method: 'POST', body: { email } });
-  expect(status).toBe(200);
-  expect(data.sent).toBe(true);
-  return data;
-}
-
-/** The code from the mail maildev received for this (unique) address. */
-async function codeFromInbox(email: string): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const mails = (await (await fetch(`${service.inboxUrl}/email`)).json()) as MaildevMail[];
-    const mail = mails.find((m) => m.to.some((to) => to.address.toLowerCase() === email.toLowerCase()));
-    if (mail) {
-      const code = /^\s*(\d{4,10})\s*$/m.exec(mail.text)?.[1];
-      if (!code) throw new Error(`no code in the mail to ${email}: ${JSON.stringify(mail.text)}`);
-      return code;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`no mail for ${email} in maildev`);
-}
+const sendVerification = (email: string) => send(service, service.serverOtpKey, email);
+const codeFromInbox = (email: string) => inboxCode(service, email);
 
 /** The one-click link in the mail maildev received for this (unique) address. */
 async function linkFromInbox(email: string): Promise<string> {
-  await codeFromInbox(email); // waits for the mail
-  const mails = (await (await fetch(`${service.inboxUrl}/email`)).json()) as MaildevMail[];
-  const mail = mails.find((m) => m.to.some((to) => to.address.toLowerCase() === email.toLowerCase()))!;
-  const link = /^(http\S+\/verify\?sessionId=\S+&token=\S+)$/m.exec(mail.text)?.[1];
-  if (!link) throw new Error(`no link in the mail to ${email}: ${JSON.stringify(mail.text)}`);
+  const text = await mailTextFor(service, email);
+  const link = /^(http\S+\/verify\?sessionId=\S+&token=\S+)$/m.exec(text)?.[1];
+  if (!link) throw new Error(`no link in the mail to ${email}: ${JSON.stringify(text)}`);
   return link;
 }
 
@@ -76,11 +38,6 @@ async function verificationStatus(sessionId: string): Promise<StatusData> {
   expect(status).toBe(200);
   return data;
 }
-
-/** Same length, different last digit. */
-const wrongCodeFor = (code: string) => code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10);
-
-const uniqueEmail = (tag: string) => `e2e-${tag}-${randomUUID().slice(0, 8)}@example.com`;
 
 function expectSecurityHeaders(response: Response | null) {
   expect(response).not.toBeNull();
@@ -128,10 +85,10 @@ async function statusText(page: Page, contains: string): Promise<string> {
 }
 
 describe('hosted verify page in headless Chromium', () => {
-  let browser: Browser;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

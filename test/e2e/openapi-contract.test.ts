@@ -143,6 +143,15 @@ describe('OpenAPI document', () => {
       token: admin,
       body: { email: 'not an address' },
     });
+    const brandingPath = `/admin/v1/accounts/${account.id}/otp-branding`;
+    const branding = '/admin/v1/accounts/{accountId}/otp-branding';
+    await check('GET', branding, brandingPath, { token: admin });
+    await check('GET', branding, '/admin/v1/accounts/acc_unknown/otp-branding', { token: admin });
+    await check('PUT', branding, brandingPath, {
+      token: admin,
+      body: { productName: 'Contract', accentColor: '#123abc', supportEmail: 'help@contract.example' },
+    });
+    await check('PUT', branding, brandingPath, { token: admin, body: { logoUrl: 'http://insecure.example/x.png' } });
     await check('GET', '/admin/v1/settings', '/admin/v1/settings', { token: admin });
     await check('GET', '/admin/v1/settings', '/admin/v1/settings', { token: 'wrong' });
     await check('PUT', '/admin/v1/settings', '/admin/v1/settings', { token: admin, body: { frozen: false } });

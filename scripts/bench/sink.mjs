@@ -14,7 +14,7 @@ const otpCodes = new Map();
 function received(raw) {
   const messageId = raw.match(/^Message-ID:\s*(<[^>]+>)/im)?.[1] ?? `<none-${Math.random()}>`;
   counts.set(messageId, (counts.get(messageId) ?? 0) + 1);
-  const session = messageId.match(/^<(otp_[0-9a-z_]+)@/)?.[1];
+  const session = messageId.match(/^<(otp_[0-9a-z_]+)[.@]/)?.[1];
   const code = raw.match(/\r\n\r\n(\d{4,10})\r\n/)?.[1];
   if (session && code) otpCodes.set(session, code);
 }

@@ -1,0 +1,90 @@
+// Delivery in the bench: mails queued through the API until the sink holds every one, against a pooled
+// nodemailer client sending the same number to the same server (the baseline), lost and duplicated counted.
+import nodemailer from 'nodemailer';
+import { CONNECTIONS } from './load.mjs';
+import { SMTP_PORT } from './services.mjs';
+
+export const json = (token) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
+
+/** Waits until the sink has seen no new message for `quietMs` (the consumer's backlog is drained). */
+export async function waitForQuiet(sink, quietMs = 2000) {
+  let last = -1;
+  let since = Date.now();
+  for (;;) {
+    const total = Object.values(await sink.counts()).reduce((a, b) => a + b, 0);
+    if (total !== last) {
+      last = total;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Queues `count` mails through the API (the clock starts at the first request) and waits until the
+ * sink holds every one of them; lost and duplicated are counted by Message-ID (<emailId@domain>).
+ */
+export async function deliveryRound(baseUrl, ready, sink, count) {
+  await waitForQuiet(sink);
+  await sink.reset();
+  const started = performance.now();
+  const ids = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const res = await fetch(`${baseUrl}/api/v1/emails`, {
+        method: 'POST',
+        headers: json(ready.mailKey),
+        body: JSON.stringify({ to: `d${i}@bench.test`, subject: `delivery ${i}`, text: 'bench', priority: 'URGENT' }),
+      });
+      const body = await res.json();
+      if (res.status === 200) ids.push(body.data.id);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  const messageIds = ids.map((id) => `<${id}@postcode.dev>`);
+  const delivered = async () => {
+    const counts = await sink.counts();
+    return messageIds.filter((m) => counts[m]).length;
+  };
+  const deadline = Date.now() + 300_000;
+  while ((await delivered()) < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const seconds = (performance.now() - started) / 1000;
+  await new Promise((r) => setTimeout(r, 1000)); // late duplicates would show up here
+  const counts = await sink.counts();
+  const lost = count - messageIds.filter((m) => counts[m]).length;
+  const duplicated = messageIds.reduce((sum, m) => sum + Math.max((counts[m] ?? 0) - 1, 0), 0);
+  return { mailsPerSecond: ids.length / seconds, lost, duplicated };
+}
+
+/** The baseline: a pooled nodemailer client sending `count` mails to the same server. */
+export async function nodemailerRound(sink, count) {
+  await sink.reset();
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: SMTP_PORT,
+    secure: false,
+    pool: true,
+    maxConnections: CONNECTIONS,
+    ignoreTLS: true,
+  });
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      await transport.sendMail({
+        from: 'bench@bench.test',
+        to: `n${i}@bench.test`,
+        subject: `baseline ${i}`,
+        text: 'bench',
+        messageId: `<n${i}.${started}@bench.test>`,
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  transport.close();
+  return { mailsPerSecond: count / seconds };
+}

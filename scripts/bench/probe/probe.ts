@@ -1,0 +1,207 @@
+// The floors of `npm run bench`: each route makes the hops its postcode endpoint cannot do without, in the
+// cheapest form the platform offers, and nothing else (no validation, no envelope, no events).
+//   GET  /bare        nothing (the same as postcode's GET /health)
+//   POST /queue       credential (token hash, isolate cache) + 2 counter-object calls + a 3-statement D1
+//                     batch + a queue send                           (POST /api/v1/emails)
+//   POST /otp-send    credential + 1 counter-object call + a new SQLite object with one insert + one raw
+//                     SMTP exchange, the handshake overlapping the object call (POST /api/v1/instant-otp/send)
+//   POST /otp-verify  credential + one call to the session's object (read, compare, update) + one D1 insert
+//                                                                    (POST /api/v1/instant-otp/verify)
+import { connect } from 'cloudflare:sockets';
+import { DurableObject } from 'cloudflare:workers';
+
+type Env = {
+  DB: D1Database;
+  QUEUE: Queue;
+  COUNTER: DurableObjectNamespace<ProbeCounter>;
+  RECIPIENT: DurableObjectNamespace<ProbeRecipient>;
+  SMTP_HOST: string;
+  SMTP_PORT: string;
+};
+
+/** In-memory sliding window, like postcode's counters of windows up to a minute. */
+export class ProbeCounter extends DurableObject<Env> {
+  private readonly hits: number[] = [];
+
+  hit(limit: number, windowMs: number): { allowed: boolean; remaining: number } {
+    const now = Date.now();
+    while (this.hits.length > 0 && this.hits[0]! <= now - windowMs) this.hits.shift();
+    if (this.hits.length >= limit) return { allowed: false, remaining: 0 };
+    this.hits.push(now);
+    return { allowed: true, remaining: limit - this.hits.length };
+  }
+}
+
+/** One recipient's sessions in its own SQLite object. */
+export class ProbeRecipient extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, code TEXT, state TEXT)');
+  }
+
+  start(id: string, code: string): void {
+    this.ctx.storage.sql.exec("INSERT INTO sessions (id, code, state) VALUES (?, ?, 'pending')", id, code);
+  }
+
+  verify(id: string, code: string): boolean {
+    const row = this.ctx.storage.sql
+      .exec<{ code: string; state: string }>('SELECT code, state FROM sessions WHERE id = ?', id)
+      .toArray()[0];
+    if (row?.state !== 'pending' || row.code !== code) return false;
+    this.ctx.storage.sql.exec("UPDATE sessions SET state = 'verified' WHERE id = ?", id);
+    return true;
+  }
+}
+
+const credentials = new Map<string, string>();
+
+/** postcode hashes the bearer token and finds the credential in an isolate cache. */
+async function credential(request: Request): Promise<string> {
+  const token = request.headers.get('Authorization') ?? '';
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token)));
+  const hash = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+  let account = credentials.get(hash);
+  if (!account) {
+    account = `acc_${hash.slice(0, 8)}`;
+    credentials.set(hash, account);
+  }
+  return account;
+}
+
+const json = (data: unknown) => Response.json(data);
+const counter = (env: Env, name: string) => env.COUNTER.get(env.COUNTER.idFromName(name));
+const randomId = () => crypto.randomUUID().replaceAll('-', '');
+
+async function queueEmail(request: Request, env: Env) {
+  const account = await credential(request);
+  const body = (await request.json()) as { to: string; subject: string; text: string };
+  const ip = request.headers.get('CF-Connecting-IP') ?? '127.0.0.1';
+  await Promise.all([counter(env, `key:${account}`).hit(1e9, 60_000), counter(env, `ip:${ip}`).hit(1e9, 60_000)]);
+  const id = `em_${randomId()}`;
+  const day = new Date().toISOString().slice(0, 10);
+  await env.DB.batch([
+    env.DB.prepare('SELECT frozen FROM settings WHERE id = 1'),
+    env.DB.prepare('INSERT INTO usage (day, sent) VALUES (?, 1) ON CONFLICT (day) DO UPDATE SET sent = sent + 1').bind(
+      day,
+    ),
+    env.DB.prepare('INSERT INTO emails (id, account_id, to_address, subject, body) VALUES (?, ?, ?, ?, ?)').bind(
+      id,
+      account,
+      body.to,
+      body.subject,
+      body.text,
+    ),
+  ]);
+  await env.QUEUE.send({ id }, { contentType: 'json' });
+  return json({ success: true, data: { id, status: 'QUEUED' } });
+}
+
+/** A minimal SMTP client: one command at a time, replies read up to their last line. */
+class Smtp {
+  private buffer = '';
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
+  private readonly decoder = new TextDecoder();
+  private readonly encoder = new TextEncoder();
+
+  constructor(private readonly socket: Socket) {
+    this.reader = socket.readable.getReader();
+    this.writer = socket.writable.getWriter();
+  }
+
+  async reply(): Promise<string> {
+    for (;;) {
+      const lines = this.buffer.split('\r\n');
+      const last = lines.findIndex((line) => /^\d{3} /.test(line));
+      if (last >= 0) {
+        this.buffer = lines.slice(last + 1).join('\r\n');
+        return lines[last]!;
+      }
+      const { value, done } = await this.reader.read();
+      if (done) throw new Error('SMTP connection closed');
+      this.buffer += this.decoder.decode(value, { stream: true });
+    }
+  }
+
+  async command(line: string, expect: string): Promise<void> {
+    await this.writer.write(this.encoder.encode(`${line}\r\n`));
+    const reply = await this.reply();
+    if (!reply.startsWith(expect)) throw new Error(`SMTP ${line.split(' ')[0]}: ${reply}`);
+  }
+
+  close() {
+    return this.socket.close();
+  }
+}
+
+async function otpSend(request: Request, env: Env) {
+  const account = await credential(request);
+  const { email } = (await request.json()) as { email: string };
+  // The handshake runs while the counter and the recipient's object are called.
+  const handshake = (async () => {
+    const smtp = new Smtp(connect({ hostname: env.SMTP_HOST, port: Number(env.SMTP_PORT) }));
+    if (!(await smtp.reply()).startsWith('220')) throw new Error('SMTP greeting');
+    await smtp.command('EHLO probe.test', '250');
+    return smtp;
+  })();
+  await counter(env, `otp:${account}`).hit(1e9, 60_000);
+  const objectId = env.RECIPIENT.idFromName(`${account}:${email}`);
+  const sessionId = `${objectId.toString()}_${randomId()}`;
+  const code = String(crypto.getRandomValues(new Uint32Array(1))[0]! % 1_000_000).padStart(6, '0');
+  await env.RECIPIENT.get(objectId).start(sessionId, code);
+  const smtp = await handshake;
+  await smtp.command('MAIL FROM:<no-reply@probe.test>', '250');
+  await smtp.command(`RCPT TO:<${email}>`, '250');
+  await smtp.command('DATA', '354');
+  const message = [
+    'From: <no-reply@probe.test>',
+    `To: <${email}>`,
+    'Subject: Your code',
+    `Message-ID: <probe.${sessionId}@probe.test>`,
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    code,
+    '.',
+  ].join('\r\n');
+  await smtp.command(message, '250');
+  await smtp.command('QUIT', '221').catch(() => undefined);
+  await smtp.close().catch(() => undefined);
+  return json({ success: true, data: { sessionId, email, code, sent: true } });
+}
+
+async function otpVerify(request: Request, env: Env) {
+  const account = await credential(request);
+  const { sessionId, email, code } = (await request.json()) as { sessionId: string; email: string; code: string };
+  const object = env.RECIPIENT.get(env.RECIPIENT.idFromString(sessionId.split('_')[0]!));
+  if (!(await object.verify(sessionId, code))) return json({ success: false });
+  await env.DB.prepare('INSERT INTO verifications (id, account_id, email, verified_at) VALUES (?, ?, ?, ?)')
+    .bind(sessionId, account, email, new Date().toISOString())
+    .run();
+  return json({ success: true, data: { verified: true } });
+}
+
+const SCHEMA = [
+  'CREATE TABLE IF NOT EXISTS settings (id INTEGER PRIMARY KEY, frozen INTEGER NOT NULL)',
+  'INSERT OR IGNORE INTO settings (id, frozen) VALUES (1, 0)',
+  'CREATE TABLE IF NOT EXISTS usage (day TEXT PRIMARY KEY, sent INTEGER NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS emails (id TEXT PRIMARY KEY, account_id TEXT, to_address TEXT, subject TEXT, body TEXT)',
+  'CREATE TABLE IF NOT EXISTS verifications (id TEXT PRIMARY KEY, account_id TEXT, email TEXT, verified_at TEXT)',
+];
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (request.method === 'GET' && pathname === '/bare') return json({ success: true, data: { status: 'ok' } });
+    if (request.method === 'POST' && pathname === '/queue') return queueEmail(request, env);
+    if (request.method === 'POST' && pathname === '/otp-send') return otpSend(request, env);
+    if (request.method === 'POST' && pathname === '/otp-verify') return otpVerify(request, env);
+    if (request.method === 'POST' && pathname === '/setup') {
+      await env.DB.batch(SCHEMA.map((statement) => env.DB.prepare(statement)));
+      return json({ success: true });
+    }
+    return new Response('not found', { status: 404 });
+  },
+  async queue(batch: MessageBatch): Promise<void> {
+    batch.ackAll();
+  },
+} satisfies ExportedHandler<Env>;

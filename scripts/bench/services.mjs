@@ -1,0 +1,106 @@
+// What the bench starts: the counting SMTP sink, postcode (the way `npm start` does) and the probe Worker
+// (scripts/bench/probe, the floors), each in its own process group on its own ports and state directory.
+import { fork, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const PORT = 8797;
+export const PROBE_PORT = 8798;
+export const SMTP_PORT = 2526;
+const SINK_HTTP_PORT = 2527;
+
+export async function startSink(root) {
+  const child = fork(join(root, 'scripts/bench/sink.mjs'), [String(SMTP_PORT), String(SINK_HTTP_PORT)], {
+    stdio: 'inherit',
+  });
+  await new Promise((resolvePromise, reject) => {
+    child.once('message', resolvePromise);
+    child.once('exit', () => reject(new Error('the SMTP sink exited')));
+  });
+  const get = async (path) => (await fetch(`http://127.0.0.1:${SINK_HTTP_PORT}${path}`)).json();
+  return {
+    child,
+    counts: () => get('/counts'),
+    otpCodes: () => get('/otp-codes'),
+    reset: () => fetch(`http://127.0.0.1:${SINK_HTTP_PORT}/reset`, { method: 'POST' }),
+  };
+}
+
+// wrangler dev's local trace explorer writes every invocation (each D1 and Durable Object call included) to
+// SQLite on the request path; production has no such cost, so the bench turns it off for both Workers
+// unless BENCH_LOCAL_OBSERVABILITY=1 asks to measure with it.
+const wranglerEnv = () => ({
+  ...process.env,
+  X_LOCAL_OBSERVABILITY: process.env.BENCH_LOCAL_OBSERVABILITY === '1' ? 'true' : 'false',
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  WRANGLER_SEND_METRICS: 'false',
+});
+
+/** postcode through scripts/start.mjs, rate limits lifted so the limiter never answers 429. */
+export function startService(root, stateDir) {
+  const limits = [
+    'RATE_MAIL_PER_KEY:100000000',
+    'RATE_MAIL_PER_IP:100000000',
+    'RATE_READ_PER_CREDENTIAL:100000000',
+    'RATE_OTP_SEND_PER_CREDENTIAL:100000000',
+    'RATE_OTP_SEND_PER_RECIPIENT:100000000',
+    'RATE_OTP_FAILS_PER_RECIPIENT:100000000',
+  ].join(',');
+  return spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {
+      ...wranglerEnv(),
+      PORT: String(PORT),
+      POSTCODE_SMTP_PORT: String(SMTP_PORT),
+      POSTCODE_STATE_DIR: stateDir,
+      POSTCODE_NO_INBOX: '1',
+      POSTCODE_QUIET: '1',
+      POSTCODE_EXTRA_VARS: limits,
+    },
+  });
+}
+
+/** The probe Worker: the same wrangler, flags and kinds of bindings as the service. */
+export function startProbe(root, stateDir) {
+  const wrangler = join(root, 'node_modules/.bin/wrangler');
+  const args = ['dev', '--config', join(root, 'scripts/bench/probe/wrangler.toml'), '--ip', '127.0.0.1'];
+  args.push('--port', String(PROBE_PORT), '--persist-to', stateDir, '--show-interactive-dev-session=false');
+  args.push('--log-level', 'error', '--var', `SMTP_PORT:${SMTP_PORT}`);
+  return spawn(wrangler, args, {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: wranglerEnv(),
+  });
+}
+
+export async function waitForService(stateDir, child) {
+  const file = join(stateDir, 'postcode-ready.json');
+  for (let i = 0; i < 240; i++) {
+    if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+    if (child.exitCode !== null) throw new Error('the service exited before it was ready');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error('the service did not become ready');
+}
+
+export async function waitForProbe(child) {
+  for (let i = 0; i < 240; i++) {
+    if (child.exitCode !== null) throw new Error('the probe Worker exited before it was ready');
+    const ok = await fetch(`http://127.0.0.1:${PROBE_PORT}/setup`, { method: 'POST' }).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error('the probe Worker did not become ready');
+}
+
+export function stopGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {}
+}

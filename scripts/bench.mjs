@@ -15,11 +15,18 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DELIVERY_MAILS = Number(process.env.BENCH_DELIVERY_MAILS ?? 2000);
 const SINGLE_REQUESTS = Number(process.env.BENCH_SINGLE_REQUESTS ?? 200);
 
-/** Endpoint and floor, round by round in turn; `makeOptions(side, round, attempt)`. */
+/**
+ * Endpoint and floor, round by round in turn; `makeOptions(side, round, attempt)`. Each measurement starts
+ * once both Workers are idle: what one left running (a queue's deliveries, events after the answer) would
+ * otherwise be counted against the other, which shares the machine's two cores.
+ */
 async function pair(service, probe, makeOptions) {
   const sides = { endpoint: [], floor: [] };
+  const idle = () => settle([service.pid, probe.pid]);
   for (let round = 0; round < ROUNDS; round++) {
+    await idle();
     sides.endpoint.push(await measure(service, (attempt) => makeOptions('endpoint', round, attempt)));
+    await idle();
     sides.floor.push(await measure(probe, (attempt) => makeOptions('floor', round, attempt)));
   }
   return { endpoint: medianOf(sides.endpoint), floor: medianOf(sides.floor) };
@@ -40,10 +47,12 @@ async function main() {
     services.stopGroup(probeChild);
     sink.child.kill();
   };
-  process.on('SIGINT', () => {
-    stop();
-    process.exit(130);
-  });
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+      stop();
+      process.exit(130);
+    });
+  }
   try {
     const ready = await services.waitForService(stateDir, child);
     await services.waitForProbe(probeChild);
@@ -136,6 +145,7 @@ async function main() {
     const once = async (name, make, onBody) => {
       single[name] = {};
       for (const side of ['endpoint', 'floor']) {
+        await settle([service.pid, probe.pid]);
         const url = side === 'endpoint' ? service.url : probe.url;
         single[name][side] = await sequential(
           url,

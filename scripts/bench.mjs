@@ -7,13 +7,25 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deliveryRound, json, nodemailerRound, waitForQuiet } from './bench/delivery.mjs';
-import { CONNECTIONS, log, measure, median, medianOf, ROUNDS, sequential, settle } from './bench/load.mjs';
+import {
+  autocannonRun,
+  CONNECTIONS,
+  log,
+  measure,
+  median,
+  medianOf,
+  ROUNDS,
+  sequential,
+  settle,
+} from './bench/load.mjs';
 import { treeRssMiB } from './bench/proc.mjs';
 import * as services from './bench/services.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DELIVERY_MAILS = Number(process.env.BENCH_DELIVERY_MAILS ?? 2000);
 const SINGLE_REQUESTS = Number(process.env.BENCH_SINGLE_REQUESTS ?? 200);
+/** Sessions made for the verify rounds, per side (each round and each repeat uses its own). */
+const VERIFY_SESSIONS = Number(process.env.BENCH_VERIFY_SESSIONS ?? 1500);
 
 /**
  * Endpoint and floor, round by round in turn; `makeOptions(side, round, attempt)`. Each measurement starts
@@ -95,6 +107,12 @@ async function main() {
     const sessions = { endpoint: [], floor: [] };
     const floorCodes = new Map();
     let otpSeq = 0;
+    const keepSession = (side) => (status, body) => {
+      if (status !== 200) return;
+      const data = JSON.parse(body).data;
+      sessions[side].push({ sessionId: data.sessionId, email: data.email });
+      if (side === 'floor') floorCodes.set(data.sessionId, data.code);
+    };
     const send = await pair(service, probe, (side) => ({
       requests: [
         {
@@ -102,17 +120,29 @@ async function main() {
           path: paths.send[side],
           headers,
           setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `o${otpSeq++}@bench.test` }) }),
-          onResponse: (status, body) => {
-            if (status !== 200) return;
-            const data = JSON.parse(body).data;
-            sessions[side].push({ sessionId: data.sessionId, email: data.email });
-            if (side === 'floor') floorCodes.set(data.sessionId, data.code);
-          },
+          onResponse: keepSession(side),
         },
       ],
     }));
 
-    // Verify on fresh sessions, once the objects the sends created have settled.
+    // Verify on fresh sessions: made for it (not measured), then left to settle.
+    for (const [side, target] of [
+      ['endpoint', service],
+      ['floor', probe],
+    ]) {
+      await autocannonRun(target.url, {
+        amount: VERIFY_SESSIONS,
+        requests: [
+          {
+            method: 'POST',
+            path: paths.send[side],
+            headers,
+            setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `v${otpSeq++}@bench.test` }) }),
+            onResponse: keepSession(side),
+          },
+        ],
+      });
+    }
     await waitForQuiet(sink);
     await settle([service.pid, probe.pid]);
     const endpointCodes = await sink.otpCodes();
@@ -121,9 +151,9 @@ async function main() {
       endpoint: sessions.endpoint.filter((s) => endpointCodes[s.sessionId]),
       floor: sessions.floor,
     };
-    // Each attempt (a repeat under noise included) needs sessions of its own.
-    const perRound = Math.floor(Math.min(verifiable.endpoint.length, verifiable.floor.length) / (ROUNDS * 3));
-    if (perRound < 1) throw new Error(`too few verifiable sessions (${JSON.stringify(sessions).length} bytes)`);
+    const perRound = Math.floor(Math.min(verifiable.endpoint.length, verifiable.floor.length) / (ROUNDS + 2));
+    if (perRound < 1) throw new Error('no verifiable OTP sessions');
+    log(`verify rounds: ${perRound} fresh sessions each`);
     const verifySeq = { endpoint: 0, floor: 0 };
     const verify = await pair(service, probe, (side) => ({
       amount: perRound,

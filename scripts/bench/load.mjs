@@ -17,7 +17,7 @@ export const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-function autocannonRun(url, options) {
+export function autocannonRun(url, options) {
   return new Promise((resolvePromise, reject) => {
     // A run is either timed (`duration`) or counted (`amount`).
     const shape = options.amount ? {} : { duration: DURATION };
@@ -39,7 +39,8 @@ export async function measure(target, makeOptions) {
     const cpu = window.stop();
     const requests = result['2xx'] + result.non2xx;
     const figure = {
-      rps: result['2xx'] / result.duration,
+      // autocannon's own duration is whole seconds: too coarse for counted runs.
+      rps: result['2xx'] / cpu.seconds,
       p50: result.latency.p50,
       p99: result.latency.p99,
       errors: result.non2xx + result.errors + result.timeouts,

@@ -3,6 +3,9 @@
 //   GET  /bare        nothing (the same as postcode's GET /health)
 //   POST /queue       credential (token hash, isolate cache) + 2 counter-object calls + a 3-statement D1
 //                     batch + a queue send                           (POST /api/v1/emails)
+//   queue consumer    per batch one D1 claim and one SMTP connection; per mail one SMTP exchange and one
+//                     D1 update (postcode's consumer delivers in the same process while queue-an-email is
+//                     measured, so the floor of that figure includes the floor of delivering)
 //   POST /otp-send    credential + 1 counter-object call + a new SQLite object with one insert + one raw
 //                     SMTP exchange, the handshake overlapping the object call (POST /api/v1/instant-otp/send)
 //   POST /otp-verify  credential + one call to the session's object (read, compare, update) + one D1 insert
@@ -134,38 +137,50 @@ class Smtp {
   }
 }
 
+/** An SMTP connection past its greeting and EHLO. */
+async function openSmtp(env: Env): Promise<Smtp> {
+  const smtp = new Smtp(connect({ hostname: env.SMTP_HOST, port: Number(env.SMTP_PORT) }));
+  if (!(await smtp.reply()).startsWith('220')) throw new Error('SMTP greeting');
+  await smtp.command('EHLO probe.test', '250');
+  return smtp;
+}
+
+/** One mail over an open connection: envelope, then the message with its Message-ID. */
+async function sendMail(smtp: Smtp, to: string, messageId: string, subject: string, text: string): Promise<void> {
+  await smtp.command('MAIL FROM:<no-reply@probe.test>', '250');
+  await smtp.command(`RCPT TO:<${to}>`, '250');
+  await smtp.command('DATA', '354');
+  const message = [
+    'From: <no-reply@probe.test>',
+    `To: <${to}>`,
+    `Subject: ${subject}`,
+    `Message-ID: <${messageId}@probe.test>`,
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    text,
+    '.',
+  ].join('\r\n');
+  await smtp.command(message, '250');
+}
+
+async function closeSmtp(smtp: Smtp): Promise<void> {
+  await smtp.command('QUIT', '221').catch(() => undefined);
+  await smtp.close().catch(() => undefined);
+}
+
 async function otpSend(request: Request, env: Env) {
   const account = await credential(request);
   const { email } = (await request.json()) as { email: string };
   // The handshake runs while the counter and the recipient's object are called.
-  const handshake = (async () => {
-    const smtp = new Smtp(connect({ hostname: env.SMTP_HOST, port: Number(env.SMTP_PORT) }));
-    if (!(await smtp.reply()).startsWith('220')) throw new Error('SMTP greeting');
-    await smtp.command('EHLO probe.test', '250');
-    return smtp;
-  })();
+  const handshake = openSmtp(env);
   await counter(env, `otp:${account}`).hit(1e9, 60_000);
   const objectId = env.RECIPIENT.idFromName(`${account}:${email}`);
   const sessionId = `${objectId.toString()}_${randomId()}`;
   const code = String(crypto.getRandomValues(new Uint32Array(1))[0]! % 1_000_000).padStart(6, '0');
   await env.RECIPIENT.get(objectId).start(sessionId, code);
   const smtp = await handshake;
-  await smtp.command('MAIL FROM:<no-reply@probe.test>', '250');
-  await smtp.command(`RCPT TO:<${email}>`, '250');
-  await smtp.command('DATA', '354');
-  const message = [
-    'From: <no-reply@probe.test>',
-    `To: <${email}>`,
-    'Subject: Your code',
-    `Message-ID: <probe.${sessionId}@probe.test>`,
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    code,
-    '.',
-  ].join('\r\n');
-  await smtp.command(message, '250');
-  await smtp.command('QUIT', '221').catch(() => undefined);
-  await smtp.close().catch(() => undefined);
+  await sendMail(smtp, email, `probe.${sessionId}`, 'Your code', code);
+  await closeSmtp(smtp);
   return json({ success: true, data: { sessionId, email, code, sent: true } });
 }
 
@@ -185,7 +200,7 @@ const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS settings (id INTEGER PRIMARY KEY, frozen INTEGER NOT NULL)',
   'INSERT OR IGNORE INTO settings (id, frozen) VALUES (1, 0)',
   'CREATE TABLE IF NOT EXISTS usage (day TEXT PRIMARY KEY, sent INTEGER NOT NULL)',
-  'CREATE TABLE IF NOT EXISTS emails (id TEXT PRIMARY KEY, account_id TEXT, to_address TEXT, subject TEXT, body TEXT)',
+  'CREATE TABLE IF NOT EXISTS emails (id TEXT PRIMARY KEY, account_id TEXT, to_address TEXT, subject TEXT, body TEXT, status TEXT)',
   'CREATE TABLE IF NOT EXISTS verifications (id TEXT PRIMARY KEY, account_id TEXT, email TEXT, verified_at TEXT)',
 ];
 
@@ -202,7 +217,24 @@ export default {
     }
     return new Response('not found', { status: 404 });
   },
-  async queue(batch: MessageBatch): Promise<void> {
+  /** Delivery's floor: claim the batch in one statement, send over one connection, record each mail. */
+  async queue(batch: MessageBatch<{ id: string }>, env: Env): Promise<void> {
+    const ids = batch.messages.map((m) => m.body.id);
+    const { results } = await env.DB.prepare(
+      `UPDATE emails SET status = 'SENDING' WHERE id IN (SELECT value FROM json_each(?)) AND status IS NULL
+       RETURNING id, to_address, subject, body`,
+    )
+      .bind(JSON.stringify(ids))
+      .run<{ id: string; to_address: string; subject: string; body: string }>();
+    const smtp = await openSmtp(env);
+    try {
+      for (const mail of results) {
+        await sendMail(smtp, mail.to_address, `probe.${mail.id}`, mail.subject, mail.body);
+        await env.DB.prepare("UPDATE emails SET status = 'SENT' WHERE id = ?").bind(mail.id).run();
+      }
+    } finally {
+      await closeSmtp(smtp);
+    }
     batch.ackAll();
   },
-} satisfies ExportedHandler<Env>;
+} satisfies ExportedHandler<Env, { id: string }>;

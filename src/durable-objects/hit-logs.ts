@@ -25,23 +25,28 @@ const MAX_PERSISTED_WINDOW_MS = 3600_000;
  * the hot path); longer ones are also written to SQLite so that an eviction does not reset them.
  * The owner schedules `prune` through its alarm, at the time `hit` returns as `pruneAt`.
  */
+/** The table of persisted hits, for an owner that creates it together with its own tables. */
+export const HIT_LOG_SCHEMA = `CREATE TABLE IF NOT EXISTS log_hits (log TEXT NOT NULL, at INTEGER NOT NULL);
+  CREATE INDEX IF NOT EXISTS log_hits_by_log ON log_hits (log, at);`;
+
 export class HitLogs {
   /** Hit times per log, oldest first; each log is loaded from SQLite on first use. */
   private readonly logs = new Map<string, number[]>();
   /** Logs with windows long enough to be written to SQLite (`prune` reloads only these). */
   private readonly persistedLogs = new Set<string>();
-  private tableReady = false;
+  /** `tableReady`: the owner created `log_hits` with its own schema (HIT_LOG_SCHEMA), so nothing is checked. */
+  constructor(
+    private readonly sql: SqlStorage,
+    private tableReady = false,
+  ) {}
 
-  constructor(private readonly sql: SqlStorage) {}
-
-  /** Whether anything was ever persisted here (the table is created on the first persisted hit). */
+  /** Whether anything was ever persisted here (else the table is created on the first persisted hit). */
   hasTable(create = false): boolean {
     if (!this.tableReady) {
       this.tableReady =
         this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'log_hits'").toArray().length > 0;
       if (!this.tableReady && create) {
-        this.sql.exec('CREATE TABLE log_hits (log TEXT NOT NULL, at INTEGER NOT NULL)');
-        this.sql.exec('CREATE INDEX log_hits_by_log ON log_hits (log, at)');
+        this.sql.exec(HIT_LOG_SCHEMA);
         this.tableReady = true;
       }
     }
@@ -117,8 +122,30 @@ function decide(hits: number[], rule: WindowRule, now: number, allowed: boolean)
   };
 }
 
-/** Sets the alarm to `at` unless one is already due earlier (an object's clean-ups share one alarm). */
-export async function alarmNoLaterThan(storage: DurableObjectStorage, at: number): Promise<void> {
-  const current = await storage.getAlarm();
-  if (current === null || current > at) await storage.setAlarm(at);
+/**
+ * An object's one alarm (its clean-ups share it), with its time remembered: only the object sets it, so a
+ * warm object neither reads nor writes storage when the alarm is already due early enough.
+ */
+export class AlarmClock {
+  /** undefined: not known (never read, or the alarm has run since). */
+  private at: number | null | undefined;
+
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  /** Sets the alarm to `at` unless one is already due earlier. */
+  async noLaterThan(at: number): Promise<void> {
+    if (this.at === undefined) {
+      const stored = await this.storage.getAlarm();
+      // A concurrent call may have set it while this one read.
+      if (this.at === undefined) this.at = stored;
+    }
+    if (this.at !== null && this.at <= at) return;
+    this.at = at; // before the await, so a concurrent call sees it
+    await this.storage.setAlarm(at);
+  }
+
+  /** The alarm is running: what it leaves set is read again when next needed. */
+  ringing(): void {
+    this.at = undefined;
+  }
 }

@@ -2,8 +2,8 @@ import { DurableObject } from 'cloudflare:workers';
 import { canonicalAddress } from '../mail/address';
 import { writeSessionFact } from '../otp/facts';
 import type { Language } from '../otp/languages';
-import { alarmNoLaterThan, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
-import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
+import { AlarmClock, HIT_LOG_SCHEMA, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
+import { FLUSH_AFTER_MS, OUTBOX_SCHEMA, type SessionFact, SessionOutbox } from './session-outbox';
 
 export type OtpChannel = 'instant' | 'backend' | 'email_verification';
 
@@ -82,6 +82,13 @@ type SessionRow = {
   verified_at: number | null;
 };
 
+const SESSION_SCHEMA = `CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, channel TEXT NOT NULL, email TEXT NOT NULL,
+    code_hash TEXT NOT NULL, digits INTEGER NOT NULL, expires_at INTEGER NOT NULL, attempts INTEGER NOT NULL,
+    max_attempts INTEGER NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL, verified_at INTEGER);
+  CREATE TABLE IF NOT EXISTS session_mail (session_id TEXT PRIMARY KEY, mail TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS session_links (session_id TEXT NOT NULL, token_hash TEXT NOT NULL);`;
+
 /** Kept after expiry so a backend can still read the outcome of a hosted verification. */
 export const KEEP_AFTER_EXPIRY_MS = 24 * 3600_000;
 
@@ -104,19 +111,17 @@ function sameHash(a: string, b: string): boolean {
  * are serialised: one success at most, and no wrong guess goes uncounted.
  */
 export class OtpRecipient extends DurableObject {
-  private readonly logs = new HitLogs(this.ctx.storage.sql);
-  private readonly outbox = new SessionOutbox(this.ctx.storage.sql);
+  private readonly logs: HitLogs;
+  private readonly outbox: SessionOutbox;
+  private readonly alarmClock: AlarmClock;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS sessions (
-      id TEXT PRIMARY KEY, account_id TEXT NOT NULL, channel TEXT NOT NULL, email TEXT NOT NULL,
-      code_hash TEXT NOT NULL, digits INTEGER NOT NULL, expires_at INTEGER NOT NULL, attempts INTEGER NOT NULL,
-      max_attempts INTEGER NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL, verified_at INTEGER)`);
-    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS session_mail (session_id TEXT PRIMARY KEY, mail TEXT NOT NULL)');
-    ctx.storage.sql.exec(
-      'CREATE TABLE IF NOT EXISTS session_links (session_id TEXT NOT NULL, token_hash TEXT NOT NULL)',
-    );
+    // The whole schema in one call, the limits' table included: no check of what exists on any later call.
+    ctx.storage.sql.exec(`${SESSION_SCHEMA}${HIT_LOG_SCHEMA}${OUTBOX_SCHEMA}`);
+    this.logs = new HitLogs(ctx.storage.sql, true);
+    this.outbox = new SessionOutbox(ctx.storage.sql);
+    this.alarmClock = new AlarmClock(ctx.storage);
   }
 
   private row(sessionId: string): SessionRow | null {
@@ -146,7 +151,7 @@ export class OtpRecipient extends DurableObject {
       JSON.stringify(session.mail),
     );
     this.addLink(session.sessionId, session.linkHash);
-    await alarmNoLaterThan(this.ctx.storage, Math.min(pruneAt ?? Infinity, session.expiresAt + KEEP_AFTER_EXPIRY_MS));
+    await this.alarmClock.noLaterThan(Math.min(pruneAt ?? Infinity, session.expiresAt + KEEP_AFTER_EXPIRY_MS));
     return decision;
   }
 
@@ -205,7 +210,7 @@ export class OtpRecipient extends DurableObject {
     const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
     if (!decision.allowed) return decision;
     this.addCode(sessionId, accountId, hashes.code, hashes.link);
-    if (pruneAt !== null) await alarmNoLaterThan(this.ctx.storage, pruneAt);
+    if (pruneAt !== null) await this.alarmClock.noLaterThan(pruneAt);
     return decision;
   }
 
@@ -256,7 +261,7 @@ export class OtpRecipient extends DurableObject {
         verifiedAt: new Date(now).toISOString(),
       };
       this.outbox.add(row.id, { kind: 'verified', entry }, now);
-      await alarmNoLaterThan(this.ctx.storage, now + FLUSH_AFTER_MS);
+      await this.alarmClock.noLaterThan(now + FLUSH_AFTER_MS);
       return {
         result: 'verified',
         accountId: row.account_id,
@@ -279,7 +284,7 @@ export class OtpRecipient extends DurableObject {
     }
     const flushAt = attempts >= row.max_attempts ? now + FLUSH_AFTER_MS : null;
     const wakeAt = Math.min(pruneAt ?? Infinity, flushAt ?? Infinity);
-    if (wakeAt !== Infinity) await alarmNoLaterThan(this.ctx.storage, wakeAt);
+    if (wakeAt !== Infinity) await this.alarmClock.noLaterThan(wakeAt);
     return { result: 'wrong', attemptsLeft: row.max_attempts - attempts, accountId: row.account_id, email: row.email };
   }
 
@@ -311,6 +316,7 @@ export class OtpRecipient extends DurableObject {
    * comes back while anything is left.
    */
   async alarm(): Promise<void> {
+    this.alarmClock.ringing();
     const now = Date.now();
     const sql = this.ctx.storage.sql;
     for (const { sessionId, fact } of this.outbox.due(now)) {

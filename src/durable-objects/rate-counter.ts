@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import { alarmNoLaterThan, HitLogs, type RateDecision } from './hit-logs';
+import { AlarmClock, HitLogs, type RateDecision } from './hit-logs';
 
 /**
  * The rate counters of one subject, e.g. `mail-key:key_abc` or `mail-ip:203.0.113.9` (sliding-window
@@ -8,11 +8,12 @@ import { alarmNoLaterThan, HitLogs, type RateDecision } from './hit-logs';
  */
 export class RateCounter extends DurableObject {
   private readonly logs = new HitLogs(this.ctx.storage.sql);
+  private readonly alarmClock = new AlarmClock(this.ctx.storage);
 
   /** Counts `count` hits in `log` if its window has room for all; refused hits are not counted. */
   async hit(limit: number, windowSeconds: number, log = 'hits', count = 1): Promise<RateDecision> {
     const { decision, pruneAt } = this.logs.hit(log, { limit, windowSeconds }, Date.now(), count);
-    if (pruneAt !== null) await alarmNoLaterThan(this.ctx.storage, pruneAt);
+    if (pruneAt !== null) await this.alarmClock.noLaterThan(pruneAt);
     return decision;
   }
 
@@ -23,6 +24,7 @@ export class RateCounter extends DurableObject {
 
   /** Forgets persisted hits older than any window; comes back while some are left. */
   async alarm(): Promise<void> {
+    this.alarmClock.ringing();
     // An object from before named logs keeps a `hits` table that nothing reads any more.
     if (!this.logs.hasTable()) return this.ctx.storage.deleteAll();
     const next = this.logs.prune();

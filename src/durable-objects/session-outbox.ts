@@ -11,12 +11,13 @@ export type SessionFact =
 /** A fact still here this long after it happened is written by the alarm. */
 export const FLUSH_AFTER_MS = 60_000;
 
+/** The outbox's table, created by its owner together with its own tables. */
+export const OUTBOX_SCHEMA = `CREATE TABLE IF NOT EXISTS outbox (
+    session_id TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, kind));`;
+
 export class SessionOutbox {
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
-      session_id TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,
-      PRIMARY KEY (session_id, kind))`);
-  }
+  constructor(private readonly sql: SqlStorage) {}
 
   add(sessionId: string, fact: SessionFact, now: number): void {
     this.sql.exec(

@@ -223,6 +223,32 @@ describe('OtpRecipient alarm', () => {
     expect(alarm!).toBeGreaterThan(before);
     expect(alarm!).toBeLessThanOrEqual(Date.now() + 3600_000 + 1000);
   });
+  it('after the alarm has run with nothing left, the next send sets a new one (the remembered time is not stale)', async () => {
+    const { id, stub } = recipient();
+    await stub.start(newSession(id), SEND_LIMIT);
+    // Everything past its keep time: the alarm deletes it all and sets nothing.
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec('UPDATE sessions SET expires_at = ?', Date.now() - KEEP_AFTER_EXPIRY_MS - 1000);
+      state.storage.sql.exec('UPDATE log_hits SET at = ?', Date.now() - 3600_000 - 1000);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).toBeNull();
+    await stub.start(newSession(id), SEND_LIMIT);
+    expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).not.toBeNull();
+  });
+
+  it('an object has its whole schema from its first call (created in one statement list)', async () => {
+    const { id, stub } = recipient();
+    await stub.status(newSessionId(id.toString()), null, 'instant');
+    const tables = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index') ORDER BY name")
+        .toArray()
+        .map((r) => r.name)
+        .filter((name) => !name.startsWith('_cf') && !name.startsWith('sqlite')),
+    );
+    expect(tables).toEqual(['log_hits', 'log_hits_by_log', 'outbox', 'session_links', 'session_mail', 'sessions']);
+  });
 });
 
 describe('wrong codes through the route', () => {

@@ -17,6 +17,7 @@ import { brandingOf } from './branding';
 import { linkHashOf, type MailLook, mailCode, mailLookOf, newLink, retryCodeMail } from './code-mail';
 import { generateCode, hashCode } from './codes';
 import { writeSessionFact } from './facts';
+import { historyWritten, writeAfterResponse } from './history-writes';
 import { languageOf } from './languages';
 import { checkOtpTemplate, defaultOtpSubject } from './mail';
 
@@ -205,7 +206,8 @@ async function proofOf(env: Bindings, request: OtpVerifyRequest) {
 /**
  * Checks a code or a link token (a wrong one counts like a wrong code). `accountId` null = the hosted verify
  * page (no credential). Returns the outcome: the JSON routes turn a failure into the contract's error with
- * `verifyError`, the hosted page shows it. A verified outcome has its history row written (or queued).
+ * `verifyError`, the hosted page shows it. A verified outcome has its history row written (or queued) after
+ * the response; the history routes wait for it.
  */
 export async function verifyOtp(
   env: Bindings,
@@ -227,15 +229,18 @@ export async function verifyOtp(
     waitUntil(object.settle(request.sessionId, 'locked'));
   }
   if (outcome.result === 'verified') {
-    const handedOff = await keepVerification(env, {
+    const entry = {
       accountId: outcome.accountId,
       channel: caller.channel,
       sessionId: request.sessionId,
       email: outcome.email,
       sentAt: nowIso(new Date(outcome.sentAt)),
       verifiedAt: nowIso(new Date(outcome.verifiedAt)),
+    };
+    // The session is consumed and the fact is in the object's outbox: the caller need not wait for D1.
+    writeAfterResponse(outcome.accountId, async () => {
+      if (await keepVerification(env, entry)) await object.settle(request.sessionId, 'verified');
     });
-    if (handedOff) waitUntil(object.settle(request.sessionId, 'verified'));
   }
   return outcome;
 }
@@ -289,6 +294,7 @@ async function keepVerification(env: Bindings, entry: VerificationEntry): Promis
 
 /** Successful verifications, newest first; `limit` clamped to 1-100 (the query schema defaults it to 50). */
 export async function otpHistory(env: Bindings, accountId: string, channel: OtpChannel, limit: number) {
+  await historyWritten(accountId);
   return listVerifications(env.DB, accountId, channel, Math.min(Math.max(Math.trunc(limit), 1), 100));
 }
 

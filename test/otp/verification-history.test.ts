@@ -27,9 +27,51 @@ function bindingsWithFailingHistory(): Cloudflare.Env {
   return { ...env, DB: db };
 }
 
+/** The worker's bindings, except that every D1 batch (the history write is one) takes 400 ms longer. */
+function bindingsWithSlowBatches(): Cloudflare.Env {
+  const db = new Proxy(env.DB, {
+    get(target, property) {
+      if (property === 'batch') {
+        return async (statements: D1PreparedStatement[]) => {
+          await new Promise((resolve) => setTimeout(resolve, 400));
+          return target.batch(statements);
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...env, DB: db };
+}
+
 const historyRows = async (sessionId: string) =>
   (await env.DB.prepare('SELECT session_id, email FROM otp_verifications WHERE session_id = ?').bind(sessionId).all())
     .results;
+
+describe('verification history is written after the verify has answered', () => {
+  it('the verify does not wait for D1, and the history route right after it reads its own verification', async () => {
+    const { serverKey } = await newAccount();
+    const email = uniqueAddress('history-after');
+    const { sessionId, code } = await sendAndRead('/api/v1/backend-otp/send', serverKey, email);
+    const bindings = bindingsWithSlowBatches();
+
+    const res = await call('POST', '/api/v1/backend-otp/verify', {
+      token: serverKey,
+      body: { sessionId, email, code },
+      bindings,
+    });
+    expect(res.json).toEqual({ success: true, data: { verified: true } });
+    // Answered while the (slowed) history write is still under way.
+    expect(await historyRows(sessionId)).toEqual([]);
+
+    const history = await call<{ verifications: { email: string }[] }>('GET', '/api/v1/backend-otp/verifications', {
+      token: serverKey,
+      bindings,
+    });
+    expect(history.status).toBe(200);
+    expect(history.json.data?.verifications.map((v) => v.email)).toEqual([email.toLowerCase()]);
+  });
+});
 
 describe('verification history when D1 fails during the verify', () => {
   it('the verify answers verified, the session is consumed, and the row arrives through the queue', async () => {

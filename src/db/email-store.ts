@@ -1,5 +1,5 @@
 // Storing accepted emails: everything of theirs in one transaction, all or none (a batch too), with the
-// daily allowance reserved in it; and undoing that when their queue messages could not be produced.
+// daily allowance reserved in it.
 import { canonicalAddress } from '../mail/address';
 import { emailQueuedEvent } from '../webhooks/produce';
 import { eventsInsert } from './email-events';
@@ -8,25 +8,20 @@ import { deliveriesInsert, insertedIds } from './webhooks';
 
 /**
  * The daily warm-up allowance (route 1 and the batch): emails count their recipients on the UTC day they
- * were created. `reserve` adds them to the day's usage unless that would pass the allowance in the settings
- * (null = unlimited) and changes no row when it would; `release` gives them back.
+ * were created. The statement adds them to the day's usage unless that would pass the allowance in the settings
+ * (null = unlimited) and changes no row when it would.
  */
-function dailyAllowance(db: D1Database, emails: NewEmail[]) {
+function reserveAllowance(db: D1Database, emails: NewEmail[]) {
   const day = emails[0]!.createdAt.slice(0, 10);
   const recipients = emails.reduce((sum, email) => sum + recipientsOf(email).length, 0);
-  return {
-    reserve: db
-      .prepare(
-        `INSERT INTO daily_usage (day, recipients)
+  return db
+    .prepare(
+      `INSERT INTO daily_usage (day, recipients)
          SELECT ?1, ?2 WHERE ?2 <= COALESCE((SELECT daily_allowance FROM settings WHERE id = 1), ?3)
          ON CONFLICT(day) DO UPDATE SET recipients = recipients + ?2
          WHERE recipients + ?2 <= COALESCE((SELECT daily_allowance FROM settings WHERE id = 1), ?3)`,
-      )
-      .bind(day, recipients, Number.MAX_SAFE_INTEGER),
-    release: db
-      .prepare('UPDATE daily_usage SET recipients = MAX(recipients - ?, 0) WHERE day = ?')
-      .bind(recipients, day),
-  };
+    )
+    .bind(day, recipients, Number.MAX_SAFE_INTEGER);
 }
 
 export type AllowanceOption = { countTowardsAllowance?: boolean };
@@ -149,7 +144,7 @@ export async function insertEmails(
     'EXISTS (SELECT 1 FROM emails WHERE id = ?4)',
     [first.id],
   );
-  const reserve = counted ? [dailyAllowance(db, emails).reserve] : [];
+  const reserve = counted ? [reserveAllowance(db, emails)] : [];
   const results = await db.batch([...reserve, ...perEmail.flat(), webhooks]);
   const held = new Set<string>();
   let stored = false;
@@ -167,27 +162,4 @@ export async function insertEmails(
 export async function insertEmail(db: D1Database, email: NewEmail, options: AllowanceOption = {}) {
   const { stored, held, deliveryIds } = await insertEmails(db, [email], options);
   return { stored, held: held.has(email.id), deliveryIds };
-}
-
-/**
- * Undoes `insertEmails` (with the same options) when the emails' queue messages could not be produced:
- * the rows, everything of theirs and the allowance they reserved go in one transaction.
- */
-export async function unstoreEmails(
-  db: D1Database,
-  emails: NewEmail[],
-  options: AllowanceOption & { deliveryIds?: string[] } = {},
-): Promise<void> {
-  const ids = JSON.stringify(emails.map((email) => email.id));
-  const inIds = 'email_id IN (SELECT value FROM json_each(?))';
-  await db.batch([
-    db
-      .prepare('DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))')
-      .bind(JSON.stringify(options.deliveryIds ?? [])),
-    ...['email_recipients', 'email_events', 'email_tags', 'email_attachments'].map((table) =>
-      db.prepare(`DELETE FROM ${table} WHERE ${inIds}`).bind(ids),
-    ),
-    db.prepare('DELETE FROM emails WHERE id IN (SELECT value FROM json_each(?))').bind(ids),
-    ...(options.countTowardsAllowance === true ? [dailyAllowance(db, emails).release] : []),
-  ]);
 }

@@ -1,5 +1,6 @@
+import { waitUntil } from 'cloudflare:workers';
 import type { Mailbox } from '../config';
-import { insertEmails, type StoredEmails, unstoreEmails } from '../db/email-store';
+import { insertEmails, type StoredEmails } from '../db/email-store';
 import { clearHeld, listHeldEmailIds, type NewEmail } from '../db/emails';
 import type { VerificationEntry } from '../db/otp-history';
 import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from '../db/outbox';
@@ -79,10 +80,11 @@ export async function dispatchIfDueSoon(env: Bindings, emails: { id: string; sch
 }
 
 /**
- * Stores emails as QUEUED (or SCHEDULED), all or none, with their attachments in R2, and hands those due
- * now to the delivery queue; nothing is left behind if a step fails. A held email (freeze mode) gets no
- * queue message until the operator unfreezes (see `insertEmails`). Returns false when the daily allowance
- * refused them.
+ * Stores emails as QUEUED (or SCHEDULED), all or none, with their attachments in R2 (deleted again if the
+ * insert fails). Once D1 has them they are accepted: their queue messages (and webhook jobs) are produced
+ * after the response, and one that fails is the outbox sweep's, which queues again any email overdue by
+ * the grace period. A held email (freeze mode) gets no queue message until the operator unfreezes (see
+ * `insertEmails`). Returns false when the daily allowance refused them.
  */
 export async function enqueueEmails(
   env: Bindings,
@@ -103,19 +105,15 @@ export async function enqueueEmails(
     await deleteAttachments(env.ATTACHMENTS, metas);
     return false;
   }
-  try {
-    // A held email (freeze mode) gets its message when it is released.
-    await dispatchIfDueSoon(
-      env,
-      emails.filter((email) => !stored.held.has(email.id)),
-    );
-  } catch (error) {
-    // The transaction committed; undo it (the rows, their email.queued deliveries, the allowance reserved).
-    await unstoreEmails(env.DB, emails, { ...options, deliveryIds: stored.deliveryIds });
-    await deleteAttachments(env.ATTACHMENTS, metas);
-    throw error;
-  }
-  await queueDeliveries(env, stored.deliveryIds);
+  const due = emails.filter((email) => !stored.held.has(email.id));
+  waitUntil(
+    Promise.all([
+      dispatchIfDueSoon(env, due).catch((error: unknown) =>
+        console.error('mail not queued yet (the outbox sweep will)', String(error)),
+      ),
+      queueDeliveries(env, stored.deliveryIds),
+    ]),
+  );
   return true;
 }
 

@@ -17,6 +17,26 @@ const setRow = (id: string, assignments: string, ...values: unknown[]) =>
     .run();
 
 describe('outbox sweep (scheduled handler)', () => {
+  it('an accepted email whose queue send fails after the answer stays QUEUED, and the sweep delivers it', async () => {
+    const { mailKey } = await newAccount();
+    const to = uniqueAddress('queue-down');
+    const failingQueue = { ...env.MAIL_QUEUE, sendBatch: () => Promise.reject(new Error('queue unavailable')) };
+    const res = await call<{ id: string }>('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { to, subject: 'Queue down', text: 'x' },
+      bindings: { ...env, MAIL_QUEUE: failingQueue as unknown as Queue },
+    });
+    expect(res.status).toBe(200);
+    const id = res.json.data!.id;
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED' });
+    expect(await inbox(to)).toHaveLength(0);
+    await setRow(id, 'due_at = ?', ago(31));
+    await sweep();
+    await waitForStatus(mailKey, id, 'SENT');
+    expect(await waitForInbox(to)).toHaveLength(1);
+  });
+
   it('queues an overdue email whose message was lost; it is delivered once and its timeline says recovered', async () => {
     const { accountId, mailKey } = await newAccount();
     const to = uniqueAddress('lost');

@@ -35,6 +35,8 @@ export type MailerInternals = {
   writeLine(line: string): Promise<void>;
   write(data: string): Promise<void>;
   readTimeout(): Promise<string>;
+  read(): Promise<string>;
+  responseTimeoutMs: number;
   notificationBuilder(): string;
   body(): Promise<void>;
 };
@@ -46,7 +48,7 @@ const mailerPrototype = WorkerMailer.prototype as unknown as MailerInternals;
  * socket every read resolves at once with EOF and the loop spins forever, freezing the isolate.
  * This replacement of its private `read` ends the exchange with an error on EOF instead.
  */
-(mailerPrototype as unknown as { read(this: MailerInternals): Promise<string> }).read = async function () {
+mailerPrototype.read = async function (this: MailerInternals) {
   const decoder = new TextDecoder();
   let response = '';
   for (;;) {
@@ -58,6 +60,22 @@ const mailerPrototype = WorkerMailer.prototype as unknown as MailerInternals;
     // Multi-line replies continue with "250-"; the last line has "250 ".
     if (!/^\d+-/.test(lines[lines.length - 2] ?? '')) return response;
   }
+};
+
+/**
+ * worker-mailer 1.2.1 races every reply against a timer it never clears, so each command leaves a timer
+ * behind for the whole response timeout (thousands at a time under load, each firing later for nothing).
+ * This replacement clears it as soon as the reply is in.
+ */
+mailerPrototype.readTimeout = function (this: MailerInternals) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error('Timeout while waiting for smtp server response')),
+      this.responseTimeoutMs,
+    );
+  });
+  return Promise.race([this.read(), timeout]).finally(() => clearTimeout(timer));
 };
 
 /**

@@ -119,11 +119,26 @@ const MAIL: Record<Language, MailText> = {
 /** "Questions? Write to support@…" in `language`. */
 export const helpLine = (language: Language, email: string) => MAIL[language].help.replace('{email}', email);
 
+/** Made once per language and isolate: building an Intl formatter costs more than using it. */
+export function perLanguage<T>(make: (language: Language) => T): (language: Language) => T {
+  const made = new Map<Language, T>();
+  return (language) => {
+    let value = made.get(language);
+    if (value === undefined) {
+      value = make(language);
+      made.set(language, value);
+    }
+    return value;
+  };
+}
+
+const minutesFormat = perLanguage(
+  (language) => new Intl.NumberFormat(language, { style: 'unit', unit: 'minute', unitDisplay: 'long' }),
+);
+
 /** The mail's words in `language`; the lifetime written out by Intl ("10 minutes", "10 Minuten", "10分钟"). */
 export function mailText(language: Language, minutes: number) {
   const text = MAIL[language];
-  const duration = new Intl.NumberFormat(language, { style: 'unit', unit: 'minute', unitDisplay: 'long' }).format(
-    minutes,
-  );
+  const duration = minutesFormat(language).format(minutes);
   return { ...text, expiry: `${text.expiry.replace('{duration}', duration)} ${text.ignore}` };
 }

@@ -1,5 +1,5 @@
 // The hosted verify page's words in every language of OTP mail. Counts are worded with Intl.PluralRules.
-import { type Language, languageOf } from './languages';
+import { type Language, languageOf, perLanguage } from './languages';
 
 export type PageText = {
   title: string;
@@ -198,11 +198,14 @@ export function pageText(language: Language): PageText {
   return TEXT[language];
 }
 
+const pluralRules = perLanguage((language) => new Intl.PluralRules(language));
+const numberFormat = perLanguage((language) => new Intl.NumberFormat(language));
+
 /** "That code is not right. 4 attempts left." in `language`, the plural form chosen by Intl.PluralRules. */
 export function wrongCodeText(language: Language, attemptsLeft: number): string {
   const forms = TEXT[language].wrong;
-  const form = forms[new Intl.PluralRules(language).select(attemptsLeft)] ?? forms.other;
-  return form.replace('{n}', new Intl.NumberFormat(language).format(attemptsLeft));
+  const form = forms[pluralRules(language).select(attemptsLeft)] ?? forms.other;
+  return form.replace('{n}', numberFormat(language).format(attemptsLeft));
 }
 
 /**

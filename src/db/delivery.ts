@@ -122,15 +122,17 @@ export type AttemptRecord = {
   retryAt: Date | null;
   /** This consumer's lease: only a row it still holds changes, and the rest of its batch keeps theirs. */
   owner: string;
-  leaseSeconds: number;
+  /** Set: the rest of the batch's lease is renewed to this many seconds from now (null: not this time). */
+  renewLeaseSeconds: number | null;
   /** Webhook events of the attempt, recorded with it. */
   webhookEvents: WebhookEvent[];
 };
 
 /**
  * Records one attempt as soon as the server has answered, in one transaction: its webhook deliveries,
- * the recipients, the timeline, new suppressions, the email row (which frees its lease), and a longer lease for the rest of
- * this consumer's batch, so that a lease left by a crash runs out soon after the last message it covered.
+ * the recipients, the timeline, new suppressions, the email row (which frees its lease), and when asked a
+ * longer lease for the rest of this consumer's batch, so that a lease left by a crash runs out soon after
+ * the last message it covered.
  * Returns the ids of the webhook deliveries to queue.
  */
 export async function recordAttempt(db: D1Database, record: AttemptRecord): Promise<string[]> {
@@ -156,16 +158,25 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
       )
       .bind(email.id, owner, JSON.stringify(changed)),
     eventsInsert(db, email.id, result.events, at, ownsRow, owner),
-    db
-      .prepare(
-        `INSERT INTO suppressions (account_id, email, reason, source, created_at)
-         SELECT ?3, j.value, ?4, 'bounce', ?5 FROM json_each(?6) AS j WHERE ${ownsRow}
-         ON CONFLICT (account_id, email) DO NOTHING`,
-      )
-      .bind(email.id, owner, email.accountId, result.reply, at, JSON.stringify(result.suppress)),
-    db
-      .prepare('UPDATE emails SET lease_until = ?1 WHERE lease_owner = ?2 AND id <> ?3 AND status = ?4')
-      .bind(nowIso(new Date(now.getTime() + record.leaseSeconds * 1000)), owner, email.id, 'QUEUED'),
+    // Only what changes something: new suppressions, and the rest of the batch's lease when it is due.
+    ...(result.suppress.length > 0
+      ? [
+          db
+            .prepare(
+              `INSERT INTO suppressions (account_id, email, reason, source, created_at)
+               SELECT ?3, j.value, ?4, 'bounce', ?5 FROM json_each(?6) AS j WHERE ${ownsRow}
+               ON CONFLICT (account_id, email) DO NOTHING`,
+            )
+            .bind(email.id, owner, email.accountId, result.reply, at, JSON.stringify(result.suppress)),
+        ]
+      : []),
+    ...(record.renewLeaseSeconds === null
+      ? []
+      : [
+          db
+            .prepare('UPDATE emails SET lease_until = ?1 WHERE lease_owner = ?2 AND id <> ?3 AND status = ?4')
+            .bind(nowIso(new Date(now.getTime() + record.renewLeaseSeconds * 1000)), owner, email.id, 'QUEUED'),
+        ]),
     db
       .prepare(
         `UPDATE emails SET status = ?3, last_reply = COALESCE(?4, last_reply), attempts = attempts + ?5,

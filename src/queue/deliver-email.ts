@@ -16,11 +16,13 @@ import type { EmailJob } from './producer';
 import { retryDelaySeconds } from './retry';
 
 /**
- * The lease of each claimed email, renewed for the rest of the batch whenever one message is recorded.
- * Between two renewals there is at most one connect and one send (15 s SMTP timeout each) and a close
- * (2 s), so 60 s leaves room; a lease left by a crashed consumer runs out within it.
+ * The lease of each claimed email, renewed for the rest of the batch by the first message recorded once
+ * `LEASE_RENEWAL_MS` have passed since the last renewal. Between two renewals there are at most those 10 s,
+ * then one connect and one send (15 s SMTP timeout each) and a close (2 s), so 60 s leaves room; a lease
+ * left by a crashed consumer runs out within it.
  */
 export const DELIVERY_LEASE_SECONDS = 60;
+const LEASE_RENEWAL_MS = 10_000;
 
 /** The message as the server gets it: Bcc recipients are in the envelope only, never in a header. */
 function toOutgoingMail(email: EmailRecord, waiting: Recipient[], attachments: R2Bucket): OutgoingMail {
@@ -54,8 +56,9 @@ type Settle = { result: AttemptResult; attempted: boolean };
 
 /**
  * Delivers the email jobs of a batch over one SMTP connection. The batch starts with two D1 round trips
- * (settings, claims) and records each message in one more, right after the server's answer; the message
- * is then acked or retried on its own. A transient failure drops the connection (its state is unknown).
+ * (settings, claims) and records each message in one more, started right after the server's answer and
+ * running while the next message is sent; the message is then acked or retried on its own. A transient
+ * failure drops the connection (its state is unknown).
  */
 export async function deliverEmails(
   deliveries: Delivery<EmailJob>[],
@@ -75,6 +78,9 @@ export async function deliverEmails(
   // Typed, not inferred: `attempt` opens it through a closure, which narrowing would not see.
   let connection = null as SmtpConnection | null;
   const inThisBatch = new Set<string>();
+  let leaseRenewedAt = Date.now();
+  // The previous message's outcome being written while the next one is sent (at most one at a time).
+  let recording: Promise<void> = Promise.resolve();
   try {
     for (const { message, job } of deliveries) {
       // Two messages of one email can share a batch (the scheduled handler's and the sweep's): one sends.
@@ -121,32 +127,38 @@ export async function deliverEmails(
       const attempts = email.attempts + (settle.attempted ? 1 : 0);
       const delaySeconds = retryDelaySeconds(attempts, retry.baseSeconds);
       const waitsAgain = settle.result.status === 'QUEUED';
-      let deliveryIds: string[];
-      try {
-        deliveryIds = await recordAttempt(env.DB, {
-          email,
-          ...settle,
-          retryAt: waitsAgain ? new Date(Date.now() + delaySeconds * 1000) : null,
-          owner,
-          leaseSeconds: DELIVERY_LEASE_SECONDS,
-          webhookEvents: emailAttemptEvents(email, claim.recipients, settle.result),
-        });
-      } catch (error) {
-        // Not recorded: the lease keeps others off it until it runs out, then the message (or the sweep)
-        // brings it back; a mail sent twice that way keeps its Message-ID.
-        console.error('delivery outcome not recorded', email.id, error);
-        message.retry({ delaySeconds: DELIVERY_LEASE_SECONDS });
-        continue;
-      }
-      if (waitsAgain) message.retry({ delaySeconds });
-      else {
-        message.ack();
-        // Finished: its attachments are not needed any more (a failed delete leaves them to R2's lifecycle rule).
-        await deleteAttachments(env.ATTACHMENTS, email.attachments).catch(() => undefined);
-      }
-      await queueDeliveries(env, deliveryIds);
+      const renewLease = Date.now() - leaseRenewedAt >= LEASE_RENEWAL_MS;
+      if (renewLease) leaseRenewedAt = Date.now();
+      await recording;
+      recording = (async () => {
+        let deliveryIds: string[];
+        try {
+          deliveryIds = await recordAttempt(env.DB, {
+            email,
+            ...settle,
+            retryAt: waitsAgain ? new Date(Date.now() + delaySeconds * 1000) : null,
+            owner,
+            renewLeaseSeconds: renewLease ? DELIVERY_LEASE_SECONDS : null,
+            webhookEvents: emailAttemptEvents(email, claim.recipients, settle.result),
+          });
+        } catch (error) {
+          // Not recorded: the lease keeps others off it until it runs out, then the message (or the sweep)
+          // brings it back; a mail sent twice that way keeps its Message-ID.
+          console.error('delivery outcome not recorded', email.id, error);
+          message.retry({ delaySeconds: DELIVERY_LEASE_SECONDS });
+          return;
+        }
+        if (waitsAgain) message.retry({ delaySeconds });
+        else {
+          message.ack();
+          // Finished: its attachments are not needed any more (a failed delete leaves them to R2's lifecycle rule).
+          await deleteAttachments(env.ATTACHMENTS, email.attachments).catch(() => undefined);
+        }
+        await queueDeliveries(env, deliveryIds);
+      })();
     }
   } finally {
+    await recording;
     await connection?.close();
   }
 }

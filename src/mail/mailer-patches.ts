@@ -75,7 +75,7 @@ mailerPrototype.readTimeout = function (this: MailerInternals) {
       this.responseTimeoutMs,
     );
   });
-  return Promise.race([this.read(), timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([this.read(), timeout]).finally(() => timer !== undefined && clearTimeout(timer));
 };
 
 /**

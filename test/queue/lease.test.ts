@@ -1,0 +1,61 @@
+// The delivery lease of a consumer's batch: recording one message renews the rest of the batch only when
+// asked (the consumer asks at most every 10 s), and never touches a row another consumer holds.
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { recordAttempt } from '../../src/db/delivery';
+import { findEmail } from '../../src/db/emails';
+import { newAccount, uniqueAddress } from '../support/api';
+import { storedEmail } from '../support/delivery';
+
+const OWNER = 'consumer-under-test';
+const soon = new Date(Date.now() + 5_000).toISOString();
+
+const leaseOf = async (id: string) =>
+  (await env.DB.prepare('SELECT lease_until FROM emails WHERE id = ?').bind(id).first<{ lease_until: string }>())!
+    .lease_until;
+
+async function batchOfThree() {
+  const { accountId } = await newAccount();
+  const ids = [
+    await storedEmail(accountId, uniqueAddress('lease-a')),
+    await storedEmail(accountId, uniqueAddress('lease-b')),
+    await storedEmail(accountId, uniqueAddress('lease-c')),
+  ];
+  for (const [i, id] of ids.entries()) {
+    await env.DB.prepare('UPDATE emails SET lease_owner = ?, lease_until = ? WHERE id = ?')
+      .bind(i === 2 ? 'another-consumer' : OWNER, soon, id)
+      .run();
+  }
+  return ids;
+}
+
+async function recordFirst(ids: string[], renewLeaseSeconds: number | null) {
+  const email = (await findEmail(env.DB, ids[0]!))!;
+  await recordAttempt(env.DB, {
+    email,
+    result: { recipients: [], status: 'SENT', reply: null, suppress: [], events: [] },
+    attempted: true,
+    retryAt: null,
+    owner: OWNER,
+    renewLeaseSeconds,
+    webhookEvents: [],
+  });
+}
+
+describe('recordAttempt and the batch lease', () => {
+  it("renews the rest of this consumer's batch when asked, not another consumer's row", async () => {
+    const ids = await batchOfThree();
+    await recordFirst(ids, 60);
+    expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'SENT' });
+    expect(Date.parse(await leaseOf(ids[1]!))).toBeGreaterThan(Date.now() + 50_000);
+    expect(await leaseOf(ids[2]!)).toBe(soon);
+  });
+
+  it('leaves the leases alone when not asked', async () => {
+    const ids = await batchOfThree();
+    await recordFirst(ids, null);
+    expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'SENT' });
+    expect(await leaseOf(ids[1]!)).toBe(soon);
+    expect(await leaseOf(ids[2]!)).toBe(soon);
+  });
+});

@@ -1,9 +1,10 @@
+import { ISOLATE_CACHE_TTL_MS } from '../isolate-cache';
 import type { Credential } from './credentials';
 
 // Live credentials by token hash, kept in the isolate so that a request does not pay a D1 read for
 // its key. Only found credentials are kept (a key created a moment ago works at once). A revocation
 // drops the entry in the isolate that handled it; other isolates drop theirs within CACHE_TTL_MS.
-export const CACHE_TTL_MS = 10_000;
+export const CACHE_TTL_MS = ISOLATE_CACHE_TTL_MS;
 const MAX_ENTRIES = 1_000;
 
 const entries = new Map<string, { credential: Credential; expiresAt: number }>();

@@ -46,6 +46,18 @@ const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
 
 export const MAX_ENDPOINTS_PER_ACCOUNT = 20;
 
+/** The event types at least one enabled endpoint of the account wants. */
+export async function subscribedEventTypes(db: D1Database, accountId: string): Promise<Set<string>> {
+  const { results } = await db
+    .prepare(
+      `SELECT DISTINCT e.value AS type FROM webhook_endpoints AS w, json_each(w.events) AS e
+       WHERE w.account_id = ? AND w.enabled = 1`,
+    )
+    .bind(accountId)
+    .all<{ type: string }>();
+  return new Set(results.map((row) => row.type));
+}
+
 /** Creates an endpoint unless the account has `MAX_ENDPOINTS_PER_ACCOUNT` already (then null). */
 export async function createEndpoint(
   db: D1Database,

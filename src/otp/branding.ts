@@ -1,26 +1,17 @@
 // An account's OTP branding, kept in the isolate for a few seconds so that a code's send or the hosted page
-// does not pay a D1 read each time. A PUT drops the entry in the isolate that took it; others within TTL_MS.
+// does not pay a D1 read each time (a PUT drops it in the isolate that took it; others within the TTL).
 import { findOtpBranding, type OtpBranding } from '../db/otp-branding';
 import type { Bindings } from '../env';
+import { IsolateCache } from '../isolate-cache';
 
-const TTL_MS = 10_000;
-const MAX_ENTRIES = 1_000;
-const entries = new Map<string, { branding: OtpBranding | null; expiresAt: number }>();
+const cache = new IsolateCache<OtpBranding | null>();
 
 /** The account's branding (null: no such account). */
-export async function brandingOf(env: Bindings, accountId: string, now = Date.now()): Promise<OtpBranding | null> {
-  const entry = entries.get(accountId);
-  if (entry && entry.expiresAt > now) return entry.branding;
-  const branding = await findOtpBranding(env.DB, accountId);
-  if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
-  entries.set(accountId, { branding, expiresAt: now + TTL_MS });
-  return branding;
-}
+export const brandingOf = (env: Bindings, accountId: string, now = Date.now()): Promise<OtpBranding | null> =>
+  cache.get(accountId, () => findOtpBranding(env.DB, accountId), now);
 
 /** After a PUT: this isolate shows the new branding from the next request on. */
-export function forgetBranding(accountId: string) {
-  entries.delete(accountId);
-}
+export const forgetBranding = (accountId: string) => cache.forget(accountId);
 
 /** `{{productName}}` of OTP templates: the branded name, else the account's name. */
 export const productNameOf = (branding: OtpBranding | null) => branding?.productName ?? branding?.accountName ?? '';

@@ -21,6 +21,7 @@ import { pageQuery } from '../schemas/emails';
 import * as schema from '../schemas/webhooks';
 import { queueDeliveries } from '../webhooks/deliver';
 import { type EventType, scopeOfEvent } from '../webhooks/events';
+import { forgetSubscriptions } from '../webhooks/produce';
 import { json, route, router } from './route';
 
 const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', 'webhookId: no such webhook endpoint for this account');
@@ -212,6 +213,7 @@ export const webhookRoutes = router()
       secret: newWebhookSecret(),
     });
     if (!endpoint) throw new ApiError('WEBHOOK_LIMIT_REACHED', 'An account has at most 20 webhook endpoints');
+    forgetSubscriptions(c.var.credential.accountId);
     return c.json({ success: true as const, data: { ...view(endpoint), secret: endpoint.secret } }, 201);
   })
   .openapi(list, async (c) => {
@@ -234,6 +236,7 @@ export const webhookRoutes = router()
       ...(secret ? { secret } : {}),
     });
     if (!endpoint) throw notFound();
+    forgetSubscriptions(c.var.credential.accountId);
     return c.json({ success: true as const, data: { ...view(endpoint), ...(secret ? { secret } : {}) } }, 200);
   })
   .openapi(remove, async (c) => {

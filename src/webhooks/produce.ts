@@ -1,10 +1,11 @@
 // Turning facts into webhook events: which events an email's attempt or an OTP session produces, and
 // recording events that have no transaction of their own to join.
 import type { EmailRecord } from '../db/emails';
-import { deliveriesInsert, insertedIds } from '../db/webhooks';
+import { deliveriesInsert, insertedIds, subscribedEventTypes } from '../db/webhooks';
 import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { nowIso } from '../ids';
+import { IsolateCache } from '../isolate-cache';
 import type { AttemptResult, Recipient } from '../mail/outcome';
 import { queueDeliveries } from './deliver';
 import type { EmailEventData, WebhookEvent } from './events';
@@ -65,8 +66,21 @@ export const otpEvent = (
   data: { sessionId: session.sessionId, email: session.email, channel: session.channel },
 });
 
+/**
+ * The event types an account's enabled endpoints want, kept in the isolate: most OTP sends produce an event
+ * nobody subscribed to, and then cost no D1 statement. Changing an endpoint drops the entry in the isolate
+ * that changed it; other isolates see a new subscription within the cache's TTL (see README, Webhooks).
+ */
+const subscriptions = new IsolateCache<Set<string>>();
+
+/** After an endpoint was created or changed: this isolate reads the account's subscriptions again. */
+export const forgetSubscriptions = (accountId: string) => subscriptions.forget(accountId);
+
 /** Records events of a fact that lives outside D1 (an OTP session) and queues their deliveries. */
 export async function recordEvents(env: Bindings, accountId: string, events: WebhookEvent[]): Promise<void> {
-  const result = await deliveriesInsert(env.DB, accountId, events, nowIso()).all();
+  const wanted = await subscriptions.get(accountId, () => subscribedEventTypes(env.DB, accountId));
+  const subscribed = events.filter((event) => wanted.has(event.type));
+  if (subscribed.length === 0) return;
+  const result = await deliveriesInsert(env.DB, accountId, subscribed, nowIso()).all();
   await queueDeliveries(env, insertedIds(result));
 }

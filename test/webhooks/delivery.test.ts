@@ -129,6 +129,28 @@ describe('OTP events', () => {
     }
   });
 
+  it('an endpoint created or changed after a send found no subscriber gets the next otp.sent (the isolate forgets)', async () => {
+    const { serverKey } = await newAccount();
+    const send = async () => {
+      const email = uniqueAddress('subs');
+      const res = await call<OtpSent>('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
+      expect(res.json.data.sent).toBe(true);
+      return res.json.data.sessionId;
+    };
+    await send(); // no endpoint yet: the account's subscriptions (none) are kept in the isolate
+    const { key, webhook } = await newWebhook(serverKey, ['otp.verified']);
+    const unsubscribed = await send();
+    await call('PATCH', `/api/v1/webhooks/${webhook.id}`, { token: serverKey, body: { events: ['otp.sent'] } });
+    const subscribed = await send();
+    const received = await waitForEvents(key, ['otp.sent']);
+    expect(ofType(received, 'otp.sent').map((r) => r.payload.data.sessionId)).toEqual([subscribed]);
+    const rows = await env.DB.prepare('SELECT payload FROM webhook_deliveries WHERE endpoint_id = ?')
+      .bind(webhook.id)
+      .all<{ payload: string }>();
+    expect(rows.results.map((r) => JSON.parse(r.payload).data.sessionId)).toEqual([subscribed]);
+    expect(JSON.stringify(rows.results)).not.toContain(unsubscribed);
+  });
+
   it('email_verification.verified arrives when the hosted page verifies', async () => {
     const { serverKey } = await newAccount();
     const { key } = await newWebhook(serverKey, ['email_verification.verified']);

@@ -1,4 +1,4 @@
-// The isolate cache behind credentials' siblings (branding, webhook subscriptions): kept for its TTL, read
+// The isolate cache behind credentials, OTP branding and webhook subscriptions: kept for its TTL, read
 // again after it, never keeping a read that a change overtook, and bounded in size.
 import { describe, expect, it } from 'vitest';
 import { IsolateCache } from '../src/isolate-cache';
@@ -10,7 +10,7 @@ const counter = () => {
 
 describe('IsolateCache', () => {
   it('keeps a value for its TTL and reads it again after', async () => {
-    const cache = new IsolateCache<number>(1_000);
+    const cache = new IsolateCache<number>({ ttlMs: 1_000 });
     const source = counter();
     expect(await cache.get('a', source.read, 0)).toBe(1);
     expect(await cache.get('a', source.read, 999)).toBe(1);
@@ -19,7 +19,7 @@ describe('IsolateCache', () => {
   });
 
   it('forget makes the next use read again', async () => {
-    const cache = new IsolateCache<number>(1_000);
+    const cache = new IsolateCache<number>({ ttlMs: 1_000 });
     const source = counter();
     await cache.get('a', source.read, 0);
     cache.forget('a');
@@ -27,7 +27,7 @@ describe('IsolateCache', () => {
   });
 
   it('a read that a change overtook is returned but not kept', async () => {
-    const cache = new IsolateCache<string>(1_000);
+    const cache = new IsolateCache<string>({ ttlMs: 1_000 });
     let release: (value: string) => void = () => {};
     const slow = cache.get('a', () => new Promise<string>((resolve) => (release = resolve)), 0);
     cache.forget('a'); // the change lands while the read is under way
@@ -37,7 +37,7 @@ describe('IsolateCache', () => {
   });
 
   it('holds at most maxEntries, dropping the oldest', async () => {
-    const cache = new IsolateCache<string>(1_000, 2);
+    const cache = new IsolateCache<string>({ ttlMs: 1_000, maxEntries: 2 });
     for (const key of ['a', 'b', 'c']) await cache.get(key, async () => `${key}1`, 0);
     expect(await cache.get('b', async () => 'b2', 1)).toBe('b1');
     expect(await cache.get('c', async () => 'c2', 1)).toBe('c1');

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { findApiKeyByHash, findOtpTokenByHash, type KeyMode, type Scope } from '../db/credentials';
 import { ApiError } from '../errors';
-import { cachedCredential, rememberCredential, revocationCount } from './credential-cache';
+import { credentialByHash } from './credential-cache';
 import { sha256Hex } from './crypto';
 
 export type ApiKeyCredential = { kind: 'api_key'; id: string; accountId: string; scopes: Scope[]; mode: KeyMode };
@@ -22,14 +22,8 @@ export async function resolveCredential(db: D1Database, authorization: string | 
   const token = authorization?.trim().match(BEARER)?.[1];
   if (!token) throw new ApiError('UNAUTHORIZED', 'Authorization: expected "Bearer <token>"');
   const tokenHash = await sha256Hex(token);
-  const cached = cachedCredential(tokenHash);
-  if (cached) return cached;
-  const readAfter = revocationCount();
-  const credential = await lookUpCredential(db, token, tokenHash);
+  const credential = await credentialByHash(tokenHash, () => lookUpCredential(db, token, tokenHash));
   if (!credential) throw new ApiError('UNAUTHORIZED', 'Authorization: unknown or revoked token');
-  // Remembered only when read from D1 (the entry's age is bounded by the TTL, not refreshed by use),
-  // and only if no revocation happened in this isolate while the read was in flight.
-  rememberCredential(tokenHash, credential, readAfter);
   return credential;
 }
 

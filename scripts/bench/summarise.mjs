@@ -13,6 +13,8 @@ const range = (pick, digits = 2) => {
   return `${fixed(Math.min(...values), digits)}-${fixed(Math.max(...values), digits)}`;
 };
 
+const perSecond = (pick) => fixed(of(pick), 0);
+
 console.log(`medians of ${runs.length} runs\n`);
 console.log('| Figure | postcode | floor | efficiency (runs) | CPU/request postcode / floor |');
 console.log('|---|---|---|---|---|');
@@ -22,36 +24,26 @@ for (const [name, label] of [
   ['verify', 'OTP verify, fresh sessions'],
   ['send', 'instant OTP send'],
 ]) {
-  const efficiency = (run) => run[name].endpoint.rps / run[name].floor.rps;
+  const side = (s) => (run) => run[name][s];
+  const efficiency = (run) => side('endpoint')(run).rps / side('floor')(run).rps;
+  const rps = (s) => `${perSecond((run) => side(s)(run).rps)} req/s`;
+  const cpu = (s) => fixed(of((run) => side(s)(run).cpuMsPerRequest));
   console.log(
-    `| ${label} | ${fixed(
-      of((r) => r[name].endpoint.rps),
-      0,
-    )} req/s | ${fixed(
-      of((r) => r[name].floor.rps),
-      0,
-    )} req/s | ` +
-      `${fixed(of(efficiency))} (${range(efficiency)}) | ` +
-      `${fixed(of((r) => r[name].endpoint.cpuMsPerRequest))} / ${fixed(of((r) => r[name].floor.cpuMsPerRequest))} ms |`,
+    `| ${label} | ${rps('endpoint')} | ${rps('floor')} | ${fixed(of(efficiency))} (${range(efficiency)}) | ${cpu('endpoint')} / ${cpu('floor')} ms |`,
   );
 }
 console.log('\n| Single request | postcode p50 / p99 | floor p50 / p99 |');
 console.log('|---|---|---|');
 for (const name of ['bare', 'queue', 'verify', 'send']) {
-  const side = (s, q) => fixed(of((r) => r.single[name][s][q]));
+  const ms = (s, q) => fixed(of((run) => run.single[name][s][q]));
   console.log(
-    `| ${name} | ${side('endpoint', 'p50')} / ${side('endpoint', 'p99')} ms | ${side('floor', 'p50')} / ${side('floor', 'p99')} ms |`,
+    `| ${name} | ${ms('endpoint', 'p50')} / ${ms('endpoint', 'p99')} ms | ${ms('floor', 'p50')} / ${ms('floor', 'p99')} ms |`,
   );
 }
 const ratio = (run) => run.delivery.mailsPerSecond / run.delivery.baseline;
+const total = (pick) => runs.reduce((sum, run) => sum + pick(run), 0);
 console.log(
-  `\ndelivery: ${fixed(
-    of((r) => r.delivery.mailsPerSecond),
-    0,
-  )} mails/s against pooled nodemailer ` +
-    `${fixed(
-      of((r) => r.delivery.baseline),
-      0,
-    )}: ${fixed(of(ratio))}x (${range(ratio)}); ` +
-    `lost ${runs.reduce((s, r) => s + r.delivery.lost, 0)}, duplicated ${runs.reduce((s, r) => s + r.delivery.duplicated, 0)}`,
+  `\ndelivery: ${perSecond((run) => run.delivery.mailsPerSecond)} mails/s against pooled nodemailer ` +
+    `${perSecond((run) => run.delivery.baseline)}: ${fixed(of(ratio))}x (${range(ratio)}); ` +
+    `lost ${total((run) => run.delivery.lost)}, duplicated ${total((run) => run.delivery.duplicated)}`,
 );

@@ -20,21 +20,27 @@ const isPersisted = (windowSeconds: number) => windowSeconds > MEMORY_ONLY_WINDO
 const MAX_PERSISTED_WINDOW_MS = 3600_000;
 
 /**
+ * The table of persisted hits, for an owner that creates it together with its own tables. Without an
+ * index: such an owner (a recipient) keeps a handful of hits, and each index is one more page and schema
+ * row written when the object is made.
+ */
+export const HIT_LOG_TABLE = 'CREATE TABLE IF NOT EXISTS log_hits (log TEXT NOT NULL, at INTEGER NOT NULL);';
+/** The table with an index by log, created on the first persisted hit of an owner with many hits (a counter). */
+const HIT_LOG_SCHEMA = `${HIT_LOG_TABLE}
+  CREATE INDEX IF NOT EXISTS log_hits_by_log ON log_hits (log, at);`;
+
+/**
  * The named logs of one object. Every method is synchronous, so a caller that does not await
  * between checking and counting is atomic. Short windows are kept in memory (no storage write on
  * the hot path); longer ones are also written to SQLite so that an eviction does not reset them.
  * The owner schedules `prune` through its alarm, at the time `hit` returns as `pruneAt`.
  */
-/** The table of persisted hits, for an owner that creates it together with its own tables. */
-export const HIT_LOG_SCHEMA = `CREATE TABLE IF NOT EXISTS log_hits (log TEXT NOT NULL, at INTEGER NOT NULL);
-  CREATE INDEX IF NOT EXISTS log_hits_by_log ON log_hits (log, at);`;
-
 export class HitLogs {
   /** Hit times per log, oldest first; each log is loaded from SQLite on first use. */
   private readonly logs = new Map<string, number[]>();
   /** Logs with windows long enough to be written to SQLite (`prune` reloads only these). */
   private readonly persistedLogs = new Set<string>();
-  /** `tableReady`: the owner created `log_hits` with its own schema (HIT_LOG_SCHEMA), so nothing is checked. */
+  /** `tableReady`: the owner created `log_hits` with its own schema (HIT_LOG_TABLE), so nothing is checked. */
   constructor(
     private readonly sql: SqlStorage,
     private tableReady = false,

@@ -2,8 +2,15 @@ import { DurableObject } from 'cloudflare:workers';
 import { canonicalAddress } from '../mail/address';
 import { writeSessionFact } from '../otp/facts';
 import type { Language } from '../otp/languages';
-import { AlarmClock, HIT_LOG_SCHEMA, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
-import { FLUSH_AFTER_MS, OUTBOX_SCHEMA, type SessionFact, SessionOutbox } from './session-outbox';
+import { AlarmClock, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
+import {
+  createRecipientTables,
+  KEEP_AFTER_EXPIRY_MS,
+  mailOf,
+  RecipientSessions,
+  type SessionRow,
+} from './recipient-sessions';
+import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
 
 export type OtpChannel = 'instant' | 'backend' | 'email_verification';
 
@@ -66,32 +73,6 @@ export type SessionStatus = {
   language?: Language;
 };
 
-type SessionRow = {
-  id: string;
-  account_id: string;
-  channel: OtpChannel;
-  email: string;
-  /** The HMACs of every code mailed for the session, comma-separated (each stays valid until expiry). */
-  code_hash: string;
-  digits: number;
-  expires_at: number;
-  attempts: number;
-  max_attempts: number;
-  state: 'pending' | 'verified' | 'locked';
-  created_at: number;
-  verified_at: number | null;
-};
-
-const SESSION_SCHEMA = `CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, channel TEXT NOT NULL, email TEXT NOT NULL,
-    code_hash TEXT NOT NULL, digits INTEGER NOT NULL, expires_at INTEGER NOT NULL, attempts INTEGER NOT NULL,
-    max_attempts INTEGER NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL, verified_at INTEGER);
-  CREATE TABLE IF NOT EXISTS session_mail (session_id TEXT PRIMARY KEY, mail TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS session_links (session_id TEXT NOT NULL, token_hash TEXT NOT NULL);`;
-
-/** Kept after expiry so a backend can still read the outcome of a hosted verification. */
-export const KEEP_AFTER_EXPIRY_MS = 24 * 3600_000;
-
 /** The recipient's two limits (decisions.md): codes sent, and wrong codes entered. */
 const SENDS = 'sends';
 const FAILURES = 'failures';
@@ -111,59 +92,34 @@ function sameHash(a: string, b: string): boolean {
  * are serialised: one success at most, and no wrong guess goes uncounted.
  */
 export class OtpRecipient extends DurableObject {
+  private readonly sessions: RecipientSessions;
   private readonly logs: HitLogs;
   private readonly outbox: SessionOutbox;
   private readonly alarmClock: AlarmClock;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    // The whole schema in one call, the limits' table included: no check of what exists on any later call.
-    ctx.storage.sql.exec(`${SESSION_SCHEMA}${HIT_LOG_SCHEMA}${OUTBOX_SCHEMA}`);
+    createRecipientTables(ctx.storage.sql);
+    this.sessions = new RecipientSessions(ctx.storage.sql);
     this.logs = new HitLogs(ctx.storage.sql, true);
     this.outbox = new SessionOutbox(ctx.storage.sql);
     this.alarmClock = new AlarmClock(ctx.storage);
-  }
-
-  private row(sessionId: string): SessionRow | null {
-    return this.ctx.storage.sql.exec<SessionRow>('SELECT * FROM sessions WHERE id = ?', sessionId).toArray()[0] ?? null;
   }
 
   /** Counts a send against `sendLimit`; if it has room, stores the session. Returns the decision. */
   async start(session: NewOtpSession, sendLimit: WindowRule): Promise<RateDecision> {
     const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
     if (!decision.allowed) return decision;
-    this.ctx.storage.sql.exec(
-      `INSERT INTO sessions (id, account_id, channel, email, code_hash, digits, expires_at, attempts, max_attempts, state, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending', ?)`,
-      session.sessionId,
-      session.accountId,
-      session.channel,
-      canonicalAddress(session.email),
-      session.codeHash,
-      session.digits,
-      session.expiresAt,
-      session.maxAttempts,
-      Date.now(),
-    );
-    this.ctx.storage.sql.exec(
-      'INSERT INTO session_mail (session_id, mail) VALUES (?, ?)',
-      session.sessionId,
-      JSON.stringify(session.mail),
-    );
-    this.addLink(session.sessionId, session.linkHash);
+    this.sessions.insert(session, Date.now());
     await this.alarmClock.noLaterThan(Math.min(pruneAt ?? Infinity, session.expiresAt + KEEP_AFTER_EXPIRY_MS));
     return decision;
   }
 
   /** The session if it is the caller's, of its flavour, pending and not expired; null otherwise. */
   private pending(sessionId: string, accountId: string, channel?: OtpChannel): SessionRow | null {
-    const row = this.row(sessionId);
+    const row = this.sessions.row(sessionId);
     if (!row || row.account_id !== accountId || (channel !== undefined && row.channel !== channel)) return null;
     return row.state === 'pending' && Date.now() < row.expires_at ? row : null;
-  }
-
-  private addLink(sessionId: string, linkHash: string | undefined): void {
-    if (linkHash) this.ctx.storage.sql.exec('INSERT INTO session_links VALUES (?, ?)', sessionId, linkHash);
   }
 
   /**
@@ -173,12 +129,7 @@ export class OtpRecipient extends DurableObject {
   addCode(sessionId: string, accountId: string, codeHash: string, linkHash?: string): boolean {
     const row = this.pending(sessionId, accountId);
     if (!row) return false;
-    this.ctx.storage.sql.exec(
-      'UPDATE sessions SET code_hash = ? WHERE id = ?',
-      `${row.code_hash},${codeHash}`,
-      sessionId,
-    );
-    this.addLink(sessionId, linkHash);
+    this.sessions.addCode(row, codeHash, linkHash);
     return true;
   }
 
@@ -186,14 +137,7 @@ export class OtpRecipient extends DurableObject {
   resendable(sessionId: string, accountId: string, channel: OtpChannel, email: string): ResendableSession | null {
     const row = this.pending(sessionId, accountId, channel);
     if (!row || row.email !== canonicalAddress(email)) return null;
-    const mail = this.ctx.storage.sql
-      .exec<{ mail: string }>('SELECT mail FROM session_mail WHERE session_id = ?', sessionId)
-      .toArray()[0];
-    return {
-      digits: row.digits,
-      expiresAt: row.expires_at,
-      mail: mail ? (JSON.parse(mail.mail) as OtpMailSettings) : null,
-    };
+    return { digits: row.digits, expiresAt: row.expires_at, mail: mailOf(row) };
   }
 
   /**
@@ -206,17 +150,18 @@ export class OtpRecipient extends DurableObject {
     hashes: { code: string; link?: string },
     sendLimit: WindowRule,
   ): Promise<RateDecision | null> {
-    if (!this.pending(sessionId, accountId)) return null;
+    const row = this.pending(sessionId, accountId);
+    if (!row) return null;
     const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
     if (!decision.allowed) return decision;
-    this.addCode(sessionId, accountId, hashes.code, hashes.link);
+    this.sessions.addCode(row, hashes.code, hashes.link);
     if (pruneAt !== null) await this.alarmClock.noLaterThan(pruneAt);
     return decision;
   }
 
   /** Checks a code; a wrong one counts against the session's attempts and the recipient's `failureLimit`. */
   async verify(attempt: VerifyAttempt, failureLimit: WindowRule): Promise<VerifyOutcome> {
-    const row = this.row(attempt.sessionId);
+    const row = this.sessions.row(attempt.sessionId);
     if (
       !row ||
       row.channel !== attempt.channel ||
@@ -235,23 +180,12 @@ export class OtpRecipient extends DurableObject {
     }
     if (attempt.linkHash === undefined && attempt.codeLength !== row.digits) return { result: 'malformed' };
     const proof = attempt.linkHash ?? attempt.codeHash;
-    const stored =
-      attempt.linkHash === undefined
-        ? row.code_hash.split(',')
-        : this.ctx.storage.sql
-            .exec<{ token_hash: string }>('SELECT token_hash FROM session_links WHERE session_id = ?', row.id)
-            .toArray()
-            .map((r) => r.token_hash);
+    const stored = (attempt.linkHash === undefined ? row.code_hash : row.link_hashes).split(',');
     // Every hash is compared (no early exit), so the time taken does not say which one matched.
     const matches = stored.reduce((found, hash) => sameHash(proof, hash) || found, false);
     const sameAddress = attempt.linkHash !== undefined || canonicalAddress(attempt.email) === row.email;
     if (matches && sameAddress) {
-      this.ctx.storage.sql.exec(
-        `UPDATE sessions SET state = 'verified', verified_at = ?, code_hash = '' WHERE id = ?`,
-        now,
-        row.id,
-      );
-      this.ctx.storage.sql.exec('DELETE FROM session_links WHERE session_id = ?', row.id);
+      this.sessions.markVerified(row.id, now);
       const entry = {
         accountId: row.account_id,
         channel: row.channel,
@@ -270,13 +204,7 @@ export class OtpRecipient extends DurableObject {
         verifiedAt: now,
       };
     }
-    const attempts = row.attempts + 1;
-    this.ctx.storage.sql.exec(
-      'UPDATE sessions SET attempts = ?, state = ? WHERE id = ?',
-      attempts,
-      attempts >= row.max_attempts ? 'locked' : 'pending',
-      row.id,
-    );
+    const attempts = this.sessions.countWrongGuess(row);
     const { pruneAt } = this.logs.hit(FAILURES, failureLimit, now);
     if (attempts >= row.max_attempts) {
       const session = { sessionId: row.id, email: row.email, channel: row.channel };
@@ -289,13 +217,10 @@ export class OtpRecipient extends DurableObject {
   }
 
   status(sessionId: string, accountId: string | null, channel: OtpChannel): SessionStatus | null {
-    const row = this.row(sessionId);
+    const row = this.sessions.row(sessionId);
     if (!row || row.channel !== channel || (accountId !== null && row.account_id !== accountId)) return null;
     const expired = row.state !== 'verified' && Date.now() >= row.expires_at;
-    const mail = this.ctx.storage.sql
-      .exec<{ mail: string }>('SELECT mail FROM session_mail WHERE session_id = ?', sessionId)
-      .toArray()[0];
-    const language = mail ? (JSON.parse(mail.mail) as OtpMailSettings).language : undefined;
+    const language = mailOf(row)?.language;
     return {
       accountId: row.account_id,
       email: row.email,
@@ -318,7 +243,6 @@ export class OtpRecipient extends DurableObject {
   async alarm(): Promise<void> {
     this.alarmClock.ringing();
     const now = Date.now();
-    const sql = this.ctx.storage.sql;
     for (const { sessionId, fact } of this.outbox.due(now)) {
       try {
         await writeSessionFact(this.env as Cloudflare.Env, fact);
@@ -327,15 +251,9 @@ export class OtpRecipient extends DurableObject {
         console.error('session fact not written yet', sessionId, fact.kind, String(error));
       }
     }
-    sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now - KEEP_AFTER_EXPIRY_MS);
-    sql.exec('DELETE FROM session_mail WHERE session_id NOT IN (SELECT id FROM sessions)');
-    sql.exec('DELETE FROM session_links WHERE session_id NOT IN (SELECT id FROM sessions)');
-    const oldest = sql.exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM sessions').one().at;
-    const due = [
-      oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS,
-      this.logs.prune(now),
-      this.outbox.nextFlush(now),
-    ].filter((at) => at !== null);
+    const due = [this.sessions.prune(now), this.logs.prune(now), this.outbox.nextFlush(now)].filter(
+      (at) => at !== null,
+    );
     if (due.length > 0) await this.ctx.storage.setAlarm(Math.min(...due));
   }
 }

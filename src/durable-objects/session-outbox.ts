@@ -11,42 +11,36 @@ export type SessionFact =
 /** A fact still here this long after it happened is written by the alarm. */
 export const FLUSH_AFTER_MS = 60_000;
 
-/** The outbox's table, created by its owner together with its own tables. */
-export const OUTBOX_SCHEMA = `CREATE TABLE IF NOT EXISTS outbox (
-    session_id TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,
-    PRIMARY KEY (session_id, kind));`;
-
+/** The outbox is two columns of the session's row (`fact`, `fact_at`): a session has one fact at most. */
 export class SessionOutbox {
   constructor(private readonly sql: SqlStorage) {}
 
   add(sessionId: string, fact: SessionFact, now: number): void {
-    this.sql.exec(
-      'INSERT OR REPLACE INTO outbox (session_id, kind, body, created_at) VALUES (?, ?, ?, ?)',
-      sessionId,
-      fact.kind,
-      JSON.stringify(fact),
-      now,
-    );
+    this.sql.exec('UPDATE otp_sessions SET fact = ?, fact_at = ? WHERE id = ?', JSON.stringify(fact), now, sessionId);
   }
 
   settle(sessionId: string, kind: SessionFact['kind']): void {
-    this.sql.exec('DELETE FROM outbox WHERE session_id = ? AND kind = ?', sessionId, kind);
+    this.sql.exec(
+      "UPDATE otp_sessions SET fact = NULL, fact_at = NULL WHERE id = ? AND json_extract(fact, '$.kind') = ?",
+      sessionId,
+      kind,
+    );
   }
 
   /** Facts older than `FLUSH_AFTER_MS / 2` (the engine has had its chance), with their keys. */
   due(now: number): { sessionId: string; fact: SessionFact }[] {
     return this.sql
-      .exec<{ session_id: string; body: string }>(
-        'SELECT session_id, body FROM outbox WHERE created_at <= ? ORDER BY created_at',
+      .exec<{ id: string; fact: string }>(
+        'SELECT id, fact FROM otp_sessions WHERE fact_at <= ? ORDER BY fact_at',
         now - FLUSH_AFTER_MS / 2,
       )
       .toArray()
-      .map((row) => ({ sessionId: row.session_id, fact: JSON.parse(row.body) as SessionFact }));
+      .map((row) => ({ sessionId: row.id, fact: JSON.parse(row.fact) as SessionFact }));
   }
 
   /** When the alarm should come back for what is left (null: nothing left). */
   nextFlush(now: number): number | null {
-    const oldest = this.sql.exec<{ at: number | null }>('SELECT MIN(created_at) AS at FROM outbox').one().at;
+    const oldest = this.sql.exec<{ at: number | null }>('SELECT MIN(fact_at) AS at FROM otp_sessions').one().at;
     return oldest === null ? null : Math.max(oldest + FLUSH_AFTER_MS, now + 1_000);
   }
 }

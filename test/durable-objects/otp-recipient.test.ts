@@ -54,7 +54,7 @@ const wrongOutcome = (attemptsLeft: number) => ({
 
 const storedSessions = (stub: DurableObjectStub) =>
   runInDurableObject(stub, (_instance, state) =>
-    state.storage.sql.exec<{ id: string }>('SELECT id FROM sessions ORDER BY id').toArray(),
+    state.storage.sql.exec<{ id: string }>('SELECT id FROM otp_sessions ORDER BY id').toArray(),
   );
 
 describe('sessions are sharded by recipient', () => {
@@ -197,7 +197,7 @@ describe('OtpRecipient alarm', () => {
     // A day later for `old` only: moved past its keep time by hand, then the alarm runs.
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec(
-        'UPDATE sessions SET expires_at = ? WHERE id = ?',
+        'UPDATE otp_sessions SET expires_at = ? WHERE id = ?',
         Date.now() - KEEP_AFTER_EXPIRY_MS - 1000,
         old.sessionId,
       );
@@ -228,7 +228,7 @@ describe('OtpRecipient alarm', () => {
     await stub.start(newSession(id), SEND_LIMIT);
     // Everything past its keep time: the alarm deletes it all and sets nothing.
     await runInDurableObject(stub, (_instance, state) => {
-      state.storage.sql.exec('UPDATE sessions SET expires_at = ?', Date.now() - KEEP_AFTER_EXPIRY_MS - 1000);
+      state.storage.sql.exec('UPDATE otp_sessions SET expires_at = ?', Date.now() - KEEP_AFTER_EXPIRY_MS - 1000);
       state.storage.sql.exec('UPDATE log_hits SET at = ?', Date.now() - 3600_000 - 1000);
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
@@ -237,7 +237,7 @@ describe('OtpRecipient alarm', () => {
     expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).not.toBeNull();
   });
 
-  it('an object has its whole schema from its first call (created in one statement list)', async () => {
+  it('an object has its whole schema from its first call: one table for sessions, one for the limits', async () => {
     const { id, stub } = recipient();
     await stub.status(newSessionId(id.toString()), null, 'instant');
     const tables = await runInDurableObject(stub, (_instance, state) =>
@@ -247,7 +247,7 @@ describe('OtpRecipient alarm', () => {
         .map((r) => r.name)
         .filter((name) => !name.startsWith('_cf') && !name.startsWith('sqlite')),
     );
-    expect(tables).toEqual(['log_hits', 'log_hits_by_log', 'outbox', 'session_links', 'session_mail', 'sessions']);
+    expect(tables).toEqual(['log_hits', 'otp_sessions']);
   });
 });
 

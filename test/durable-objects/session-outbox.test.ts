@@ -41,13 +41,15 @@ async function sessionOf(accountId: string) {
 
 const outboxRows = (stub: DurableObjectStub) =>
   runInDurableObject(stub, (_instance, state) =>
-    state.storage.sql.exec<{ kind: string }>('SELECT kind FROM outbox').toArray(),
+    state.storage.sql
+      .exec<{ kind: string }>("SELECT json_extract(fact, '$.kind') AS kind FROM otp_sessions WHERE fact IS NOT NULL")
+      .toArray(),
   );
 
 /** Time passes: the facts are old enough for the alarm. */
 const age = (stub: DurableObjectStub) =>
   runInDurableObject(stub, (_instance, state) => {
-    state.storage.sql.exec('UPDATE outbox SET created_at = created_at - 120000');
+    state.storage.sql.exec('UPDATE otp_sessions SET fact_at = fact_at - 120000 WHERE fact IS NOT NULL');
   });
 
 const historyRows = (sessionId: string) =>
@@ -74,9 +76,7 @@ describe('session outbox', () => {
     // A second write of the same fact (say the alarm ran after the engine had written it) adds nothing.
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec(
-        'INSERT INTO outbox (session_id, kind, body, created_at) VALUES (?, ?, ?, 0)',
-        session.sessionId,
-        'verified',
+        'UPDATE otp_sessions SET fact = ?, fact_at = 0 WHERE id = ?',
         JSON.stringify({
           kind: 'verified',
           entry: {
@@ -88,6 +88,7 @@ describe('session outbox', () => {
             verifiedAt: new Date().toISOString(),
           },
         }),
+        session.sessionId,
       );
     });
     await runDurableObjectAlarm(stub);

@@ -159,7 +159,7 @@ describe('queue consumer: jobs from before kinds (messages in flight at a deploy
     const fresh = await codeFromInbox(email, 6, 2);
     // Every code mailed for a session stays valid until it expires (issue 15): the retry adds one.
     const hashes = await runInDurableObject(sessionStub(sent.sessionId), (_instance, state) =>
-      String(state.storage.sql.exec('SELECT code_hash FROM sessions WHERE id = ?', sent.sessionId).one().code_hash),
+      String(state.storage.sql.exec('SELECT code_hash FROM otp_sessions WHERE id = ?', sent.sessionId).one().code_hash),
     );
     expect(hashes.split(',')).toHaveLength(2);
     expect(first).toMatch(/^\d{6}$/);

@@ -98,9 +98,9 @@ describe('the one-click link of email verification', () => {
     expect(second.token).not.toBe(first.token);
     const stored = await runInDurableObject(sessionStub(sessionId), (_instance, state) =>
       state.storage.sql
-        .exec<{ token_hash: string }>('SELECT token_hash FROM session_links WHERE session_id = ?', sessionId)
-        .toArray()
-        .map((r) => r.token_hash),
+        .exec<{ link_hashes: string }>('SELECT link_hashes FROM otp_sessions WHERE id = ?', sessionId)
+        .one()
+        .link_hashes.split(','),
     );
     expect(stored).toHaveLength(2);
     for (const hash of stored) {

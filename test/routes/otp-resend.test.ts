@@ -47,7 +47,9 @@ describe.each(FLAVOURS)('POST $base/resend', ({ base, token: kind, limited, othe
     expect(new Set(mails.map((m) => m.messageId)).size).toBe(3);
     // Only HMACs are stored: three of them, none of them a code.
     const hashes = await runInDurableObject(sessionStub(first.sessionId), (_instance, state) =>
-      String(state.storage.sql.exec('SELECT code_hash FROM sessions WHERE id = ?', first.sessionId).one().code_hash),
+      String(
+        state.storage.sql.exec('SELECT code_hash FROM otp_sessions WHERE id = ?', first.sessionId).one().code_hash,
+      ),
     );
     expect(hashes.split(',')).toHaveLength(3);
     for (const hash of hashes.split(',')) expect(hash).toMatch(/^[0-9a-f]{64}$/);

@@ -30,7 +30,7 @@ export const wrongCode = (code: string) => code.slice(0, -1) + String((Number(co
 export const sessionStub = (sessionId: string) =>
   env.OTP_RECIPIENT.get(env.OTP_RECIPIENT.idFromString(sessionObjectIdOf(sessionId)!));
 
-export { KEEP_AFTER_EXPIRY_MS } from '../../src/durable-objects/otp-recipient';
+export { KEEP_AFTER_EXPIRY_MS } from '../../src/durable-objects/recipient-sessions';
 
 /** A well-formed session id that names a real recipient object but no session in it. */
 export const unknownSessionId = () =>
@@ -39,7 +39,7 @@ export const unknownSessionId = () =>
 /** Moves the session's expiry `agoMs` into the past (the object's own clock decides expiry). */
 export async function expireSession(sessionId: string, agoMs = 60_000) {
   await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
-    state.storage.sql.exec('UPDATE sessions SET expires_at = ? WHERE id = ?', Date.now() - agoMs, sessionId);
+    state.storage.sql.exec('UPDATE otp_sessions SET expires_at = ? WHERE id = ?', Date.now() - agoMs, sessionId);
   });
 }
 

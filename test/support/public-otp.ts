@@ -68,7 +68,7 @@ export const sendAndRead = (
 /** The session's row in its recipient object (the attempts used so far). */
 export const storedRows = (sessionId: string) =>
   runInDurableObject(sessionStub(sessionId), (_instance, state) =>
-    state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM sessions WHERE id = ?', sessionId).toArray(),
+    state.storage.sql.exec<{ attempts: number }>('SELECT attempts FROM otp_sessions WHERE id = ?', sessionId).toArray(),
   );
 
 /** A public token of the account that only accepts 203.0.113.0/24. */

@@ -1,0 +1,149 @@
+// The OTP sessions of one recipient object: one row each, with its mail settings, the HMACs of its
+// one-click links and the fact D1 has yet to learn (see session-outbox.ts). One table, because every
+// first code to an address makes a new object, and each table or index it creates is a page and a
+// schema row written on that first call: the layout of four tables and an index cost a send about a
+// sixth of its CPU.
+import { canonicalAddress } from '../mail/address';
+import { HIT_LOG_TABLE } from './hit-logs';
+import type { NewOtpSession, OtpChannel, OtpMailSettings } from './otp-recipient';
+
+export type SessionRow = {
+  id: string;
+  account_id: string;
+  channel: OtpChannel;
+  email: string;
+  /** The HMACs of every code mailed for the session, comma-separated (each stays valid until expiry). */
+  code_hash: string;
+  /** The HMACs of its one-click links' tokens, comma-separated ('' when none). */
+  link_hashes: string;
+  digits: number;
+  expires_at: number;
+  attempts: number;
+  max_attempts: number;
+  state: 'pending' | 'verified' | 'locked';
+  created_at: number;
+  verified_at: number | null;
+  /** JSON of OtpMailSettings (null on sessions from before mail settings were kept). */
+  mail: string | null;
+};
+
+/** Kept after expiry so a backend can still read the outcome of a hosted verification. */
+export const KEEP_AFTER_EXPIRY_MS = 24 * 3600_000;
+
+const SESSIONS_TABLE = `CREATE TABLE IF NOT EXISTS otp_sessions (
+    id TEXT PRIMARY KEY, account_id TEXT NOT NULL, channel TEXT NOT NULL, email TEXT NOT NULL,
+    code_hash TEXT NOT NULL, link_hashes TEXT NOT NULL, digits INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
+    verified_at INTEGER, mail TEXT, fact TEXT, fact_at INTEGER);`;
+
+/**
+ * Objects made before this layout have `sessions`, `session_mail`, `session_links` and `outbox`: their
+ * rows move into `otp_sessions` and the old tables go, in the object's first call (one transaction). A
+ * fact whose session was already deleted (D1 out of reach for a day) keeps a row of its own.
+ */
+const FROM_OLD_LAYOUT = `INSERT OR IGNORE INTO otp_sessions
+    SELECT s.id, s.account_id, s.channel, s.email, s.code_hash,
+      COALESCE((SELECT group_concat(l.token_hash, ',') FROM session_links l WHERE l.session_id = s.id), ''),
+      s.digits, s.expires_at, s.attempts, s.max_attempts, s.state, s.created_at, s.verified_at,
+      (SELECT m.mail FROM session_mail m WHERE m.session_id = s.id),
+      o.body, o.created_at
+    FROM sessions s LEFT JOIN outbox o ON o.session_id = s.id;
+  INSERT OR IGNORE INTO otp_sessions
+    SELECT o.session_id,
+      COALESCE(json_extract(o.body, '$.entry.accountId'), json_extract(o.body, '$.accountId')),
+      COALESCE(json_extract(o.body, '$.entry.channel'), json_extract(o.body, '$.session.channel')),
+      COALESCE(json_extract(o.body, '$.entry.email'), json_extract(o.body, '$.session.email')),
+      '', '', 0, 0, 0, 0, CASE o.kind WHEN 'verified' THEN 'verified' ELSE 'locked' END, o.created_at, NULL,
+      NULL, o.body, o.created_at
+    FROM outbox o;
+  DROP TABLE sessions; DROP TABLE session_mail; DROP TABLE session_links; DROP TABLE outbox;`;
+
+/**
+ * Creates the object's tables (a no-op once they exist) and moves an old layout's rows, in one call so
+ * that nothing is read back on any later call. Run by the object's constructor.
+ */
+export function createRecipientTables(sql: SqlStorage): void {
+  const old = sql
+    .exec<{ n: number }>(
+      `${SESSIONS_TABLE}${HIT_LOG_TABLE}
+      SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`,
+    )
+    .one().n;
+  if (old > 0) sql.exec(FROM_OLD_LAYOUT);
+}
+
+export class RecipientSessions {
+  constructor(private readonly sql: SqlStorage) {}
+
+  row(sessionId: string): SessionRow | null {
+    return this.sql.exec<SessionRow>('SELECT * FROM otp_sessions WHERE id = ?', sessionId).toArray()[0] ?? null;
+  }
+
+  insert(session: NewOtpSession, now: number): void {
+    this.sql.exec(
+      `INSERT INTO otp_sessions (id, account_id, channel, email, code_hash, link_hashes, digits, expires_at,
+         attempts, max_attempts, state, created_at, mail)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending', ?, ?)`,
+      session.sessionId,
+      session.accountId,
+      session.channel,
+      canonicalAddress(session.email),
+      session.codeHash,
+      session.linkHash ?? '',
+      session.digits,
+      session.expiresAt,
+      session.maxAttempts,
+      now,
+      JSON.stringify(session.mail),
+    );
+  }
+
+  /** Another code (and link) for a pending session; the earlier ones stay valid. */
+  addCode(row: SessionRow, codeHash: string, linkHash: string | undefined): void {
+    const links = linkHash ? (row.link_hashes ? `${row.link_hashes},${linkHash}` : linkHash) : row.link_hashes;
+    this.sql.exec(
+      'UPDATE otp_sessions SET code_hash = ?, link_hashes = ? WHERE id = ?',
+      `${row.code_hash},${codeHash}`,
+      links,
+      row.id,
+    );
+  }
+
+  /** Used: no code or link of it is kept. */
+  markVerified(sessionId: string, now: number): void {
+    this.sql.exec(
+      `UPDATE otp_sessions SET state = 'verified', verified_at = ?, code_hash = '', link_hashes = '' WHERE id = ?`,
+      now,
+      sessionId,
+    );
+  }
+
+  /** A wrong guess: counted, and the session locked once its attempts are used up. */
+  countWrongGuess(row: SessionRow): number {
+    const attempts = row.attempts + 1;
+    this.sql.exec(
+      'UPDATE otp_sessions SET attempts = ?, state = ? WHERE id = ?',
+      attempts,
+      attempts >= row.max_attempts ? 'locked' : 'pending',
+      row.id,
+    );
+    return attempts;
+  }
+
+  /**
+   * Deletes sessions past their keep time whose fact D1 has (a fact still owed keeps its row). Returns
+   * when the next one is due for deletion (null: none left).
+   */
+  prune(now: number): number | null {
+    this.sql.exec('DELETE FROM otp_sessions WHERE expires_at <= ? AND fact IS NULL', now - KEEP_AFTER_EXPIRY_MS);
+    const oldest = this.sql
+      .exec<{ at: number | null }>('SELECT MIN(expires_at) AS at FROM otp_sessions WHERE fact IS NULL')
+      .one().at;
+    return oldest === null ? null : oldest + KEEP_AFTER_EXPIRY_MS;
+  }
+}
+
+/** The mail settings a session was sent with (null: none kept). */
+export function mailOf(row: SessionRow): OtpMailSettings | null {
+  return row.mail ? (JSON.parse(row.mail) as OtpMailSettings) : null;
+}

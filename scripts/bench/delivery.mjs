@@ -1,5 +1,6 @@
-// Delivery in the bench: mails queued through the API until the sink holds every one, against a pooled
-// nodemailer client sending the same number to the same server (the baseline), lost and duplicated counted.
+// Delivery in the bench, against a pooled nodemailer client sending the same number to the same server (the
+// baseline), lost and duplicated counted: mails queued through the API until the sink holds every one, and
+// delivery alone (mails queued ahead, scheduled for one moment).
 import nodemailer from 'nodemailer';
 import { CONNECTIONS } from './load.mjs';
 import { SMTP_PORT } from './services.mjs';
@@ -20,14 +21,8 @@ export async function waitForQuiet(sink, quietMs = 2000) {
   }
 }
 
-/**
- * Queues `count` mails through the API (the clock starts at the first request) and waits until the
- * sink holds every one of them; lost and duplicated are counted by Message-ID (<emailId@domain>).
- */
-export async function deliveryRound(baseUrl, ready, sink, count) {
-  await waitForQuiet(sink);
-  await sink.reset();
-  const started = performance.now();
+/** Queues `count` mails through the API (`fields` added to each), 10 at a time; returns the accepted ids. */
+async function queueMails(baseUrl, ready, count, fields = {}) {
   const ids = [];
   let next = 0;
   const worker = async () => {
@@ -36,13 +31,21 @@ export async function deliveryRound(baseUrl, ready, sink, count) {
       const res = await fetch(`${baseUrl}/api/v1/emails`, {
         method: 'POST',
         headers: json(ready.mailKey),
-        body: JSON.stringify({ to: `d${i}@bench.test`, subject: `delivery ${i}`, text: 'bench', priority: 'URGENT' }),
+        body: JSON.stringify({ to: `d${i}@bench.test`, subject: `delivery ${i}`, text: 'bench', ...fields }),
       });
       const body = await res.json();
       if (res.status === 200) ids.push(body.data.id);
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  return ids;
+}
+
+/**
+ * Waits until the sink holds every one of `ids` (at most 5 minutes); returns when that was (Date.now()), and
+ * the lost and duplicated of `count` mails by Message-ID (<emailId@domain>).
+ */
+async function awaitDelivery(sink, ids, count) {
   const messageIds = ids.map((id) => `<${id}@postcode.dev>`);
   const delivered = async () => {
     const counts = await sink.counts();
@@ -50,12 +53,41 @@ export async function deliveryRound(baseUrl, ready, sink, count) {
   };
   const deadline = Date.now() + 300_000;
   while ((await delivered()) < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  const seconds = (performance.now() - started) / 1000;
+  const doneAt = Date.now();
   await new Promise((r) => setTimeout(r, 1000)); // late duplicates would show up here
   const counts = await sink.counts();
   const lost = count - messageIds.filter((m) => counts[m]).length;
   const duplicated = messageIds.reduce((sum, m) => sum + Math.max((counts[m] ?? 0) - 1, 0), 0);
-  return { mailsPerSecond: ids.length / seconds, lost, duplicated };
+  return { doneAt, lost, duplicated };
+}
+
+/**
+ * Queue and delivery together: `count` mails queued through the API (the clock starts at the first
+ * request) until the sink holds every one; the API's work shares the worker thread with the deliveries.
+ */
+export async function deliveryRound(baseUrl, ready, sink, count) {
+  await waitForQuiet(sink);
+  await sink.reset();
+  const started = Date.now();
+  const ids = await queueMails(baseUrl, ready, count, { priority: 'URGENT' });
+  const { doneAt, lost, duplicated } = await awaitDelivery(sink, ids, count);
+  return { mailsPerSecond: ids.length / ((doneAt - started) / 1000), lost, duplicated };
+}
+
+/**
+ * Delivery alone: `count` mails queued through the API, all scheduled for one moment `leadSeconds` ahead
+ * (their queue messages carry that delay), and the clock runs from that moment until the sink holds every
+ * one. Messages become visible up to a second after it (the delay is in whole seconds), which counts
+ * against delivery.
+ */
+export async function scheduledDeliveryRound(baseUrl, ready, sink, count, leadSeconds) {
+  await waitForQuiet(sink);
+  await sink.reset();
+  const dueAt = Date.now() + leadSeconds * 1000;
+  const ids = await queueMails(baseUrl, ready, count, { scheduledAt: new Date(dueAt).toISOString() });
+  if (Date.now() > dueAt - 1000) throw new Error(`queueing ${count} mails took more than ${leadSeconds - 1} s`);
+  const { doneAt, lost, duplicated } = await awaitDelivery(sink, ids, count);
+  return { mailsPerSecond: ids.length / ((doneAt - dueAt) / 1000), lost, duplicated };
 }
 
 /** The baseline: a pooled nodemailer client sending `count` mails to the same server. */

@@ -40,10 +40,16 @@ for (const name of ['bare', 'queue', 'verify', 'send']) {
     `| ${name} | ${ms('endpoint', 'p50')} / ${ms('endpoint', 'p99')} ms | ${ms('floor', 'p50')} / ${ms('floor', 'p99')} ms |`,
   );
 }
-const ratio = (run) => run.delivery.mailsPerSecond / run.delivery.baseline;
 const total = (pick) => runs.reduce((sum, run) => sum + pick(run), 0);
-console.log(
-  `\ndelivery: ${perSecond((run) => run.delivery.mailsPerSecond)} mails/s against pooled nodemailer ` +
-    `${perSecond((run) => run.delivery.baseline)}: ${fixed(of(ratio))}x (${range(ratio)}); ` +
-    `lost ${total((run) => run.delivery.lost)}, duplicated ${total((run) => run.delivery.duplicated)}`,
-);
+for (const [key, label] of [
+  ['delivery', 'delivery, mails queued during it'],
+  ['deliveryAlone', 'delivery alone, mails queued before'],
+]) {
+  if (!runs.every((run) => run[key])) continue; // runs from before the delivery-alone rounds
+  const ratio = (run) => run[key].mailsPerSecond / run[key].baseline;
+  console.log(
+    `\n${label}: ${perSecond((run) => run[key].mailsPerSecond)} mails/s against pooled nodemailer ` +
+      `${perSecond((run) => run[key].baseline)}: ${fixed(of(ratio))}x (${range(ratio)}); ` +
+      `lost ${total((run) => run[key].lost)}, duplicated ${total((run) => run[key].duplicated)}`,
+  );
+}

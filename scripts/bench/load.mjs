@@ -17,13 +17,21 @@ export const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
+/**
+ * One autocannon run, timed (`duration`) or counted (`amount`). The result also has `lastResponseAt`
+ * (performance.now() of the last response): autocannon ends a counted run on its next one-second tick, so
+ * its own end is up to a second after the work.
+ */
 export function autocannonRun(url, options) {
   return new Promise((resolvePromise, reject) => {
-    // A run is either timed (`duration`) or counted (`amount`).
     const shape = options.amount ? {} : { duration: DURATION };
-    autocannon({ url, connections: CONNECTIONS, ...shape, ...options }, (error, result) =>
-      error ? reject(error) : resolvePromise(result),
+    let lastResponseAt = null;
+    const instance = autocannon({ url, connections: CONNECTIONS, ...shape, ...options }, (error, result) =>
+      error ? reject(error) : resolvePromise({ ...result, lastResponseAt }),
     );
+    instance.on('response', () => {
+      lastResponseAt = performance.now();
+    });
   });
 }
 
@@ -34,13 +42,16 @@ export function autocannonRun(url, options) {
  */
 export async function measure(target, makeOptions) {
   for (let attempt = 1; ; attempt++) {
+    const options = makeOptions(attempt);
     const window = cpuWindow(target.pid);
-    const result = await autocannonRun(target.url, makeOptions(attempt));
+    const startedAt = performance.now();
+    const result = await autocannonRun(target.url, options);
     const cpu = window.stop();
     const requests = result['2xx'] + result.non2xx;
+    // A counted run is timed to its last response (autocannon's own end waits for a whole second).
+    const seconds = options.amount ? (result.lastResponseAt - startedAt) / 1000 : cpu.seconds;
     const figure = {
-      // autocannon's own duration is whole seconds: too coarse for counted runs.
-      rps: result['2xx'] / cpu.seconds,
+      rps: result['2xx'] / seconds,
       p50: result.latency.p50,
       p99: result.latency.p99,
       errors: result.non2xx + result.errors + result.timeouts,

@@ -1,8 +1,8 @@
 // The OTP sessions of one recipient object: one row each, with its mail settings, the HMACs of its
 // one-click links and the fact D1 has yet to learn (see session-outbox.ts). One table, because every
 // first code to an address makes a new object, and each table or index it creates is a page and a
-// schema row written on that first call: the layout of four tables and an index cost a send about a
-// sixth of its CPU.
+// schema row written on that first call (under send load, the tables' creation was 15 % of the worker
+// thread's CPU samples with five tables and an index, 12 % with these two).
 import { canonicalAddress } from '../mail/address';
 import { HIT_LOG_TABLE } from './hit-logs';
 import type { NewOtpSession, OtpChannel, OtpMailSettings } from './otp-recipient';

@@ -17,6 +17,9 @@ export default defineConfig({
                 SMTP_SECURE: 'none',
                 INBOX_URL: inject('inboxUrl'),
                 SILENT_SMTP_PORT: String(inject('silentSmtpPort')),
+                LOCKSTEP_SMTP_PORT: String(inject('lockstepSmtpPort')),
+                LOCKSTEP_INBOX_URL: inject('lockstepInboxUrl'),
+                LENIENT_SMTP_PORT: String(inject('lenientSmtpPort')),
                 WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
                 FILE_SERVER_URL: inject('fileServerUrl'),
                 // The receiver listens on http://127.0.0.1 (production accepts only public https).

@@ -7,6 +7,11 @@ declare global {
       INBOX_URL: string;
       /** A TCP port that accepts connections and never greets (test/support/node/smtp-sink.ts). */
       SILENT_SMTP_PORT: string;
+      /** A second sink that hides PIPELINING, and its inbox (test/support/node/smtp-sink.ts). */
+      LOCKSTEP_SMTP_PORT: string;
+      LOCKSTEP_INBOX_URL: string;
+      /** A pipelining server that answers DATA with 354 after every RCPT TO was refused. */
+      LENIENT_SMTP_PORT: string;
       /** The webhook receiver (test/support/node/webhook-receiver.ts). */
       WEBHOOK_RECEIVER_URL: string;
       /** Attachment files served over http (test/support/node/file-server.ts). */

@@ -23,6 +23,7 @@ export type MailerInternals = {
   supportsStartTls: boolean;
   supportsDSN: boolean;
   emailSending: {
+    from: { email: string };
     to: { email: string }[];
     cc?: { email: string }[];
     bcc?: { email: string }[];
@@ -38,27 +39,49 @@ export type MailerInternals = {
   read(): Promise<string>;
   responseTimeoutMs: number;
   notificationBuilder(): string;
+  parseCapabilities(ehloReply: string): void;
+  mail(): Promise<void>;
+  data(): Promise<void>;
   body(): Promise<void>;
+  /** Ours: the server offers PIPELINING (RFC 2920), from its last EHLO. */
+  supportsPipelining: boolean;
+  /** Ours: what the server sent beyond the replies read so far, and its decoder. */
+  received: string;
+  decoder: TextDecoder;
 };
 
 const mailerPrototype = WorkerMailer.prototype as unknown as MailerInternals;
 
+/** The end of the reply at the start of `text` (its last line has "250 ", not "250-"), or -1 if incomplete. */
+export function replyEnd(text: string): number {
+  let start = 0;
+  for (;;) {
+    const eol = text.indexOf('\n', start);
+    if (eol === -1) return -1;
+    if (!/^\d{3}-/.test(text.slice(start, start + 4))) return eol + 1;
+    start = eol + 1;
+  }
+}
+
 /**
- * worker-mailer 1.2.1 reads replies with `if (!value) continue`, so once the server closes the
- * socket every read resolves at once with EOF and the loop spins forever, freezing the isolate.
- * This replacement of its private `read` ends the exchange with an error on EOF instead.
+ * Replaces worker-mailer 1.2.1's private `read`, which returns whatever the socket delivered (with
+ * pipelining, several replies at once) and, once the server closes the socket, spins forever on EOF,
+ * freezing the isolate. This one returns exactly one reply, keeps what follows for the next read, and
+ * ends the exchange with an error on EOF.
  */
 mailerPrototype.read = async function (this: MailerInternals) {
-  const decoder = new TextDecoder();
-  let response = '';
+  this.decoder ??= new TextDecoder();
+  this.received ??= '';
   for (;;) {
+    const end = replyEnd(this.received);
+    if (end !== -1) {
+      const reply = this.received.slice(0, end);
+      this.received = this.received.slice(end);
+      return reply;
+    }
     const { value, done } = await this.reader.read();
     if (done) throw new Error('connection closed by the SMTP server');
-    response += decoder.decode(value, { stream: true });
-    if (!response.endsWith('\n')) continue;
-    const lines = response.split(/\r?\n/);
-    // Multi-line replies continue with "250-"; the last line has "250 ".
-    if (!/^\d+-/.test(lines[lines.length - 2] ?? '')) return response;
+    this.received += this.decoder.decode(value, { stream: true });
   }
 };
 
@@ -92,23 +115,70 @@ mailerPrototype.auth = async function (this: MailerInternals) {
   return authenticate.call(this);
 };
 
-/**
- * worker-mailer 1.2.1 gives up the whole message when one RCPT TO is refused. This replacement records
- * each refusal and carries on, so the message reaches the recipients the server accepted; only when
- * every recipient was refused does it stop before DATA.
- */
-mailerPrototype.rcpt = async function (this: MailerInternals) {
-  const sending = this.emailSending!;
-  const recipients = [...sending.to, ...(sending.cc ?? []), ...(sending.bcc ?? [])];
-  this.refused = [];
-  for (const { email } of recipients) {
-    const command = `RCPT TO: <${email}>${this.supportsDSN ? this.notificationBuilder() : ''}`;
-    await this.writeLine(command);
-    const reply = await this.readTimeout();
-    if (!reply.startsWith('2')) this.refused.push({ email, reply: oneLine(reply), permanent: reply.startsWith('5') });
-  }
-  if (this.refused.length === recipients.length) throw new RecipientsRefused(this.refused);
+const parseCapabilities = mailerPrototype.parseCapabilities;
+mailerPrototype.parseCapabilities = function (this: MailerInternals, ehloReply: string) {
+  parseCapabilities.call(this, ehloReply);
+  // After STARTTLS the second EHLO's answer is the one that counts.
+  this.supportsPipelining = /[ -]PIPELINING\b/i.test(ehloReply);
 };
+
+/**
+ * Replaces worker-mailer 1.2.1's `mail`, `rcpt` and `data`, which send the envelope one command per round
+ * trip and give up the whole message when one RCPT TO is refused. Where the server offers PIPELINING,
+ * MAIL FROM, every RCPT TO and DATA go out in one write and their replies are read in order (two round
+ * trips per message instead of three plus one per recipient). Each RCPT refusal is recorded and the
+ * message goes to the recipients the server accepted; only when every recipient was refused does it stop
+ * before the message. Every reply is read before an error is thrown, so the RSET that follows is answered
+ * in step.
+ */
+mailerPrototype.mail = async function (this: MailerInternals) {
+  const sending = this.emailSending!;
+  const recipients = [...sending.to, ...(sending.cc ?? []), ...(sending.bcc ?? [])].map((r) => r.email);
+  const notify = this.supportsDSN ? this.notificationBuilder() : '';
+  const commands = [
+    `MAIL FROM: <${sending.from.email}>`,
+    ...recipients.map((email) => `RCPT TO: <${email}>${notify}`),
+    'DATA',
+  ];
+  const replies: string[] = [];
+  if (this.supportsPipelining) {
+    await this.write(commands.map((command) => `${command}\r\n`).join(''));
+    for (const _command of commands) replies.push(await this.readTimeout());
+  } else {
+    // One at a time: stop after a refused MAIL FROM, or before DATA when no recipient is left.
+    for (const [index, command] of commands.entries()) {
+      if (command === 'DATA' && replies.slice(1).every((reply) => !reply.startsWith('2'))) break;
+      await this.writeLine(command);
+      const reply = await this.readTimeout();
+      replies.push(reply);
+      if (index === 0 && !reply.startsWith('2')) break;
+    }
+  }
+  const [mailReply = '', ...rest] = replies;
+  const recipientReplies = rest.slice(0, recipients.length);
+  const dataReply = rest[recipients.length];
+  const mailRefused = !mailReply.startsWith('2');
+  // After a refused MAIL FROM, the RCPT replies (503, bad sequence) say nothing about the recipients.
+  this.refused = mailRefused
+    ? []
+    : recipientReplies.flatMap((reply, i) =>
+        reply.startsWith('2')
+          ? []
+          : [{ email: recipients[i]!, reply: oneLine(reply), permanent: reply.startsWith('5') }],
+      );
+  const nobodyLeft = this.refused.length === recipients.length;
+  // A server may answer a pipelined DATA with 354 although nothing can be delivered: end it empty.
+  if (dataReply?.startsWith('3') && (mailRefused || nobodyLeft)) {
+    await this.write('.\r\n');
+    await this.readTimeout();
+  }
+  if (mailRefused) throw new Error(`Invalid ${commands[0]} ${mailReply}`);
+  if (nobodyLeft) throw new RecipientsRefused(this.refused);
+  if (!dataReply?.startsWith('3')) throw new Error(`Failed to send DATA: ${dataReply}`);
+};
+// The envelope, DATA included, went out with `mail` above.
+mailerPrototype.rcpt = async () => undefined;
+mailerPrototype.data = async () => undefined;
 
 const WRITE_SIZE = 64 * 1024;
 

@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startFileServer } from './file-server';
-import { startSilentServer, startSmtpSink } from './smtp-sink';
+import { startLenientServer, startSilentServer, startSmtpSink } from './smtp-sink';
 import { startWebhookReceiver } from './webhook-receiver';
 
 declare module 'vitest' {
@@ -8,6 +8,9 @@ declare module 'vitest' {
     smtpPort: number;
     inboxUrl: string;
     silentSmtpPort: number;
+    lockstepSmtpPort: number;
+    lockstepInboxUrl: string;
+    lenientSmtpPort: number;
     webhookReceiverUrl: string;
     fileServerUrl: string;
   }
@@ -19,6 +22,11 @@ export default async function setup(project: TestProject) {
   project.provide('inboxUrl', sink.inboxUrl);
   const silent = await startSilentServer();
   project.provide('silentSmtpPort', silent.port);
+  const lockstep = await startSmtpSink({ pipelining: false });
+  project.provide('lockstepSmtpPort', lockstep.smtpPort);
+  project.provide('lockstepInboxUrl', lockstep.inboxUrl);
+  const lenient = await startLenientServer();
+  project.provide('lenientSmtpPort', lenient.port);
   const receiver = await startWebhookReceiver();
   project.provide('webhookReceiverUrl', receiver.url);
   const files = await startFileServer();
@@ -26,6 +34,8 @@ export default async function setup(project: TestProject) {
   return async () => {
     await sink.close();
     await silent.close();
+    await lockstep.close();
+    await lenient.close();
     await receiver.close();
     await files.close();
   };

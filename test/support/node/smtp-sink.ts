@@ -7,6 +7,7 @@
 //   tempfail-once.*    451 after DATA the first time this exact address is seen, then accepted
 //   tempfail-always.*  451 after DATA every time
 //   drop-once.*        the connection is dropped after DATA the first time (no reply)
+// A sender whose local part starts with mailfrom550 is refused at MAIL FROM (550).
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { simpleParser } from 'mailparser';
@@ -46,7 +47,53 @@ export async function startSilentServer(): Promise<{ port: number; close(): Prom
   };
 }
 
-export async function startSmtpSink(): Promise<SmtpSink> {
+/**
+ * A server that offers PIPELINING and answers DATA with 354 even when every RCPT TO was refused (RFC 2920
+ * lets a server do so; smtp-server answers 503). It refuses recipients whose local part starts with
+ * reject550, takes every message and says nothing else.
+ */
+export async function startLenientServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createNetServer((socket) => {
+    let buffer = '';
+    let inData = false;
+    socket.on('error', () => undefined);
+    socket.write('220 lenient ESMTP\r\n');
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString('latin1');
+      let replies = '';
+      for (;;) {
+        if (inData) {
+          const end = buffer.startsWith('.\r\n') ? 0 : buffer.indexOf('\r\n.\r\n');
+          if (end === -1) break;
+          buffer = buffer.slice(end === 0 ? 3 : end + 5);
+          inData = false;
+          replies += '250 taken\r\n';
+          continue;
+        }
+        const eol = buffer.indexOf('\r\n');
+        if (eol === -1) break;
+        const line = buffer.slice(0, eol).toUpperCase();
+        buffer = buffer.slice(eol + 2);
+        if (line.startsWith('EHLO')) replies += '250-lenient\r\n250 PIPELINING\r\n';
+        else if (line.startsWith('RCPT') && line.includes('<REJECT550')) replies += '550 5.1.1 no such user\r\n';
+        else if (line === 'DATA') {
+          inData = true;
+          replies += '354 go ahead\r\n';
+        } else if (line === 'QUIT') return socket.end(`${replies}221 bye\r\n`);
+        else replies += '250 ok\r\n';
+      }
+      if (replies) socket.write(replies);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** `pipelining: false` hides PIPELINING from EHLO, so clients send one command per round trip. */
+export async function startSmtpSink({ pipelining = true } = {}): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   const seen = new Map<string, number>();
   const attempt = (address: string) => {
@@ -62,6 +109,13 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     disableReverseLookup: true,
     logger: false,
     size: 10 * 1024 * 1024,
+    hidePIPELINING: !pipelining,
+    onMailFrom(address, _session, callback) {
+      if (address.address.toLowerCase().startsWith('mailfrom550')) {
+        return callback(Object.assign(new Error('5.7.1 Sender refused'), { responseCode: 550 }));
+      }
+      callback();
+    },
     onRcptTo(address, _session, callback) {
       if (address.address.toLowerCase().startsWith('reject550')) {
         const error = Object.assign(new Error('5.1.1 Mailbox unavailable'), { responseCode: 550 });

@@ -1,0 +1,143 @@
+// The SMTP client against real servers: smtp-server with PIPELINING offered and hidden, and a lenient
+// server that answers a pipelined DATA with 354 when no recipient is left.
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SmtpConfig } from '../../src/config';
+import { type MailerInternals, replyEnd } from '../../src/mail/mailer-patches';
+import { type OutgoingMail, SmtpConnection } from '../../src/mail/smtp';
+import { eventually, uniqueAddress } from '../support/api';
+import type { ReceivedMail } from '../support/node/smtp-sink';
+
+const server = (port: string): SmtpConfig => ({
+  host: '127.0.0.1',
+  port: Number(port),
+  security: 'none',
+  timeoutMs: 5_000,
+});
+
+const mail = (to: string[], from = 'sender@example.com'): OutgoingMail => ({
+  from: { email: from, name: null },
+  to,
+  subject: 'Pipelining',
+  html: null,
+  text: 'hello',
+  messageId: `<${crypto.randomUUID()}@example.com>`,
+});
+
+const open: SmtpConnection[] = [];
+async function connect(port: string): Promise<SmtpConnection> {
+  const connection = await SmtpConnection.open(server(port));
+  open.push(connection);
+  return connection;
+}
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close()));
+});
+
+const pipelining = (connection: SmtpConnection) =>
+  (connection as unknown as { mailer: MailerInternals }).mailer.supportsPipelining;
+
+const SERVERS = [
+  { name: 'PIPELINING offered', port: () => env.SMTP_PORT, inbox: () => env.INBOX_URL, pipelined: true },
+  {
+    name: 'PIPELINING hidden',
+    port: () => env.LOCKSTEP_SMTP_PORT,
+    inbox: () => env.LOCKSTEP_INBOX_URL,
+    pipelined: false,
+  },
+];
+
+describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined }) => {
+  const delivered = (to: string, count = 1) =>
+    eventually(async () => {
+      const res = await fetch(`${inbox()}/messages?to=${encodeURIComponent(to)}`);
+      const mails = (await res.json()) as ReceivedMail[];
+      return mails.length >= count ? mails : undefined;
+    }, `${count} mail(s) for ${to}`);
+
+  it('delivers to every recipient, and several messages over one connection', async () => {
+    const connection = await connect(port());
+    expect(pipelining(connection)).toBe(pipelined);
+    const [a, b] = [uniqueAddress('good'), uniqueAddress('good')];
+    expect(await connection.send(mail([a, b]))).toEqual({ kind: 'accepted', refused: [] });
+    expect(await connection.send(mail([a]))).toEqual({ kind: 'accepted', refused: [] });
+    expect(await delivered(a, 2)).toHaveLength(2);
+    expect((await delivered(b))[0]!.envelopeTo.sort()).toEqual([a, b].map((x) => x.toLowerCase()).sort());
+  });
+
+  it('one refused recipient: the others get the message, and the connection stays in step', async () => {
+    const connection = await connect(port());
+    const [good, refused] = [uniqueAddress('good'), uniqueAddress('reject550')];
+    const outcome = await connection.send(mail([refused, good]));
+    expect(outcome).toEqual({
+      kind: 'accepted',
+      refused: [{ email: refused, reply: expect.stringMatching(/^550 /), permanent: true }],
+    });
+    expect((await delivered(good))[0]!.envelopeTo).toEqual([good.toLowerCase()]);
+    const next = uniqueAddress('good');
+    expect(await connection.send(mail([next]))).toEqual({ kind: 'accepted', refused: [] });
+    await delivered(next);
+  });
+
+  it('every recipient refused: permanent, nothing sent, and the next message goes through', async () => {
+    const connection = await connect(port());
+    const refused = [uniqueAddress('reject550'), uniqueAddress('reject550')];
+    const outcome = await connection.send(mail(refused));
+    expect(outcome.kind).toBe('permanent');
+    expect(outcome.refused?.map((r) => r.email)).toEqual(refused);
+    const next = uniqueAddress('good');
+    expect(await connection.send(mail([next]))).toEqual({ kind: 'accepted', refused: [] });
+    await delivered(next);
+  });
+
+  it('a transient refusal at RCPT TO makes the outcome transient', async () => {
+    const connection = await connect(port());
+    const busy = uniqueAddress('rcpt451');
+    const outcome = await connection.send(mail([busy]));
+    expect(outcome).toEqual({
+      kind: 'transient',
+      reply: expect.stringMatching(/^451 /),
+      refused: [{ email: busy, reply: expect.stringMatching(/^451 /), permanent: false }],
+    });
+  });
+
+  it('a refused sender: permanent with the reply to MAIL FROM, and the next message goes through', async () => {
+    const connection = await connect(port());
+    const outcome = await connection.send(mail([uniqueAddress('good')], 'mailfrom550@example.com'));
+    expect(outcome).toEqual({ kind: 'permanent', reply: expect.stringMatching(/MAIL FROM.*550/), refused: [] });
+    const next = uniqueAddress('good');
+    expect(await connection.send(mail([next]))).toEqual({ kind: 'accepted', refused: [] });
+    await delivered(next);
+  });
+
+  it('451 after DATA: transient', async () => {
+    const connection = await connect(port());
+    const outcome = await connection.send(mail([uniqueAddress('tempfail-always')]));
+    expect(outcome).toMatchObject({ kind: 'transient', reply: expect.stringMatching(/451/) });
+  });
+});
+
+describe('SmtpConnection.send, a server that answers DATA with 354 after every RCPT TO was refused', () => {
+  it('ends the empty message, reports the refusals and stays in step', async () => {
+    const connection = await connect(env.LENIENT_SMTP_PORT);
+    expect(pipelining(connection)).toBe(true);
+    const refused = uniqueAddress('reject550');
+    const outcome = await connection.send(mail([refused]));
+    expect(outcome).toMatchObject({ kind: 'permanent', refused: [{ email: refused, permanent: true }] });
+    expect(await connection.send(mail([uniqueAddress('good')]))).toEqual({ kind: 'accepted', refused: [] });
+  });
+});
+
+describe('replyEnd', () => {
+  it('finds the end of the first complete reply', () => {
+    expect(replyEnd('250 ok\r\n354 go\r\n')).toBe(8);
+    expect(replyEnd('250-one\r\n250-two\r\n250 three\r\n250 next\r\n')).toBe(29);
+    expect(replyEnd('250 ok\n')).toBe(7);
+  });
+
+  it('returns -1 while the reply is incomplete', () => {
+    expect(replyEnd('')).toBe(-1);
+    expect(replyEnd('250 o')).toBe(-1);
+    expect(replyEnd('250-one\r\n250-two\r\n')).toBe(-1);
+  });
+});

@@ -82,6 +82,18 @@ describe('OpenAPI document', () => {
     expect(doc.openapi).toBe('3.1.0');
   });
 
+  it('the /docs bundle is a static asset; other paths, even beside it, are answered by the Worker', async () => {
+    const script = await fetch(`${service.baseUrl}/vendor/scalar/standalone.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/javascript/);
+    await script.arrayBuffer();
+    for (const path of ['/vendor/no-such-file.js', '/no-such-route']) {
+      const res = await fetch(service.baseUrl + path);
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });
+    }
+  });
+
   it('real responses of every operation match their documented schemas, errors included', async () => {
     const admin = service.adminToken;
     const T = (path: string) => path; // templates equal paths for static routes

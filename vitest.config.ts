@@ -20,6 +20,10 @@ export default defineConfig({
                 LOCKSTEP_SMTP_PORT: String(inject('lockstepSmtpPort')),
                 LOCKSTEP_INBOX_URL: inject('lockstepInboxUrl'),
                 LENIENT_SMTP_PORT: String(inject('lenientSmtpPort')),
+                STARTTLS_SMTP_PORT: String(inject('starttlsSmtpPort')),
+                STARTTLS_INBOX_URL: inject('starttlsInboxUrl'),
+                TLS_SMTP_PORT: String(inject('tlsSmtpPort')),
+                TLS_INBOX_URL: inject('tlsInboxUrl'),
                 WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
                 FILE_SERVER_URL: inject('fileServerUrl'),
                 // The receiver listens on http://127.0.0.1 (production accepts only public https).

@@ -12,6 +12,11 @@ declare global {
       LOCKSTEP_INBOX_URL: string;
       /** A pipelining server that answers DATA with 354 after every RCPT TO was refused. */
       LENIENT_SMTP_PORT: string;
+      /** Sinks behind TLS (a certificate of the run's test CA): STARTTLS, and TLS from the first byte. */
+      STARTTLS_SMTP_PORT: string;
+      STARTTLS_INBOX_URL: string;
+      TLS_SMTP_PORT: string;
+      TLS_INBOX_URL: string;
       /** The webhook receiver (test/support/node/webhook-receiver.ts). */
       WEBHOOK_RECEIVER_URL: string;
       /** Attachment files served over http (test/support/node/file-server.ts). */

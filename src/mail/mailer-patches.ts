@@ -12,6 +12,9 @@ export class RecipientsRefused extends Error {
   }
 }
 
+/** The server closed the connection while a reply was awaited. */
+class ConnectionClosed extends Error {}
+
 export const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 500);
 
 /** The parts of worker-mailer's connection we have to reach (see the patches below and `abort`). */
@@ -40,6 +43,7 @@ export type MailerInternals = {
   responseTimeoutMs: number;
   notificationBuilder(): string;
   parseCapabilities(ehloReply: string): void;
+  tls(): Promise<void>;
   mail(): Promise<void>;
   data(): Promise<void>;
   body(): Promise<void>;
@@ -80,7 +84,7 @@ mailerPrototype.read = async function (this: MailerInternals) {
       return reply;
     }
     const { value, done } = await this.reader.read();
-    if (done) throw new Error('connection closed by the SMTP server');
+    if (done) throw new ConnectionClosed('connection closed by the SMTP server');
     this.received += this.decoder.decode(value, { stream: true });
   }
 };
@@ -119,7 +123,21 @@ const parseCapabilities = mailerPrototype.parseCapabilities;
 mailerPrototype.parseCapabilities = function (this: MailerInternals, ehloReply: string) {
   parseCapabilities.call(this, ehloReply);
   // After STARTTLS the second EHLO's answer is the one that counts.
-  this.supportsPipelining = /[ -]PIPELINING\b/i.test(ehloReply);
+  this.supportsPipelining = /^\d{3}[ -]PIPELINING\b/im.test(ehloReply);
+};
+
+/**
+ * Around worker-mailer 1.2.1's `tls`: anything the server sent after its 220 to STARTTLS came in plaintext
+ * and must never be read as a reply over TLS (someone on the path could inject one, RFC 3207 §6), so such
+ * a connection is refused before anything is read over TLS. After the upgrade the replies' decoder and
+ * the capabilities start afresh (the EHLO that follows sets them again).
+ */
+const upgrade = mailerPrototype.tls;
+mailerPrototype.tls = async function (this: MailerInternals) {
+  await upgrade.call(this);
+  if (this.received) throw new Error('the SMTP server sent more after its 220 to STARTTLS: refusing the connection');
+  this.decoder = new TextDecoder();
+  this.supportsPipelining = false;
 };
 
 /**
@@ -136,14 +154,22 @@ mailerPrototype.mail = async function (this: MailerInternals) {
   const recipients = [...sending.to, ...(sending.cc ?? []), ...(sending.bcc ?? [])].map((r) => r.email);
   const notify = this.supportsDSN ? this.notificationBuilder() : '';
   const commands = [
-    `MAIL FROM: <${sending.from.email}>`,
-    ...recipients.map((email) => `RCPT TO: <${email}>${notify}`),
+    `MAIL FROM:<${sending.from.email}>`,
+    ...recipients.map((email) => `RCPT TO:<${email}>${notify}`),
     'DATA',
   ];
   const replies: string[] = [];
   if (this.supportsPipelining) {
     await this.write(commands.map((command) => `${command}\r\n`).join(''));
-    for (const _command of commands) replies.push(await this.readTimeout());
+    for (const _command of commands) {
+      try {
+        replies.push(await this.readTimeout());
+      } catch (error) {
+        // A server may hang up after refusing the sender: that refusal decides, not the closed connection.
+        if (error instanceof ConnectionClosed && replies[0] !== undefined && !replies[0].startsWith('2')) break;
+        throw error;
+      }
+    }
   } else {
     // One at a time: stop after a refused MAIL FROM, or before DATA when no recipient is left.
     for (const [index, command] of commands.entries()) {

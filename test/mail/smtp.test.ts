@@ -1,5 +1,5 @@
-// The SMTP client against real servers: smtp-server with PIPELINING offered and hidden, and a lenient
-// server that answers a pipelined DATA with 354 when no recipient is left.
+// The SMTP client against real servers: smtp-server with PIPELINING offered and hidden, behind STARTTLS
+// and implicit TLS, and a lenient server with scripted faults.
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SmtpConfig } from '../../src/config';
@@ -8,10 +8,12 @@ import { type OutgoingMail, SmtpConnection } from '../../src/mail/smtp';
 import { eventually, uniqueAddress } from '../support/api';
 import type { ReceivedMail } from '../support/node/smtp-sink';
 
-const server = (port: string): SmtpConfig => ({
+type Security = SmtpConfig['security'];
+
+const server = (port: string, security: Security = 'none'): SmtpConfig => ({
   host: '127.0.0.1',
   port: Number(port),
-  security: 'none',
+  security,
   timeoutMs: 5_000,
 });
 
@@ -25,8 +27,8 @@ const mail = (to: string[], from = 'sender@example.com'): OutgoingMail => ({
 });
 
 const open: SmtpConnection[] = [];
-async function connect(port: string): Promise<SmtpConnection> {
-  const connection = await SmtpConnection.open(server(port));
+async function connect(port: string, security: Security = 'none'): Promise<SmtpConnection> {
+  const connection = await SmtpConnection.open(server(port, security));
   open.push(connection);
   return connection;
 }
@@ -45,9 +47,24 @@ const SERVERS = [
     inbox: () => env.LOCKSTEP_INBOX_URL,
     pipelined: false,
   },
+  // Both offer PIPELINING after the upgrade; the certificate is signed by the run's test CA.
+  {
+    name: 'STARTTLS',
+    port: () => env.STARTTLS_SMTP_PORT,
+    inbox: () => env.STARTTLS_INBOX_URL,
+    pipelined: true,
+    security: 'starttls' as Security,
+  },
+  {
+    name: 'TLS from the first byte',
+    port: () => env.TLS_SMTP_PORT,
+    inbox: () => env.TLS_INBOX_URL,
+    pipelined: true,
+    security: 'tls' as Security,
+  },
 ];
 
-describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined }) => {
+describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined, security }) => {
   const delivered = (to: string, count = 1) =>
     eventually(async () => {
       const res = await fetch(`${inbox()}/messages?to=${encodeURIComponent(to)}`);
@@ -56,7 +73,7 @@ describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined }
     }, `${count} mail(s) for ${to}`);
 
   it('delivers to every recipient, and several messages over one connection', async () => {
-    const connection = await connect(port());
+    const connection = await connect(port(), security);
     expect(pipelining(connection)).toBe(pipelined);
     const [a, b] = [uniqueAddress('good'), uniqueAddress('good')];
     expect(await connection.send(mail([a, b]))).toEqual({ kind: 'accepted', refused: [] });
@@ -66,7 +83,7 @@ describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined }
   });
 
   it('one refused recipient: the others get the message, and the connection stays in step', async () => {
-    const connection = await connect(port());
+    const connection = await connect(port(), security);
     const [good, refused] = [uniqueAddress('good'), uniqueAddress('reject550')];
     const outcome = await connection.send(mail([refused, good]));
     expect(outcome).toEqual({
@@ -80,7 +97,7 @@ describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined }
   });
 
   it('every recipient refused: permanent, nothing sent, and the next message goes through', async () => {
-    const connection = await connect(port());
+    const connection = await connect(port(), security);
     const refused = [uniqueAddress('reject550'), uniqueAddress('reject550')];
     const outcome = await connection.send(mail(refused));
     expect(outcome.kind).toBe('permanent');
@@ -91,7 +108,7 @@ describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined }
   });
 
   it('a transient refusal at RCPT TO makes the outcome transient', async () => {
-    const connection = await connect(port());
+    const connection = await connect(port(), security);
     const busy = uniqueAddress('rcpt451');
     const outcome = await connection.send(mail([busy]));
     expect(outcome).toEqual({
@@ -102,7 +119,7 @@ describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined }
   });
 
   it('a refused sender: permanent with the reply to MAIL FROM, and the next message goes through', async () => {
-    const connection = await connect(port());
+    const connection = await connect(port(), security);
     const outcome = await connection.send(mail([uniqueAddress('good')], 'mailfrom550@example.com'));
     expect(outcome).toEqual({ kind: 'permanent', reply: expect.stringMatching(/MAIL FROM.*550/), refused: [] });
     const next = uniqueAddress('good');
@@ -111,20 +128,38 @@ describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined }
   });
 
   it('451 after DATA: transient', async () => {
-    const connection = await connect(port());
+    const connection = await connect(port(), security);
     const outcome = await connection.send(mail([uniqueAddress('tempfail-always')]));
     expect(outcome).toMatchObject({ kind: 'transient', reply: expect.stringMatching(/451/) });
   });
 });
 
-describe('SmtpConnection.send, a server that answers DATA with 354 after every RCPT TO was refused', () => {
-  it('ends the empty message, reports the refusals and stays in step', async () => {
+describe('SmtpConnection, a pipelining server with scripted faults (lenient)', () => {
+  it('a 354 after every RCPT TO was refused: ends the empty message, reports the refusals, stays in step', async () => {
     const connection = await connect(env.LENIENT_SMTP_PORT);
     expect(pipelining(connection)).toBe(true);
     const refused = uniqueAddress('reject550');
     const outcome = await connection.send(mail([refused]));
     expect(outcome).toMatchObject({ kind: 'permanent', refused: [{ email: refused, permanent: true }] });
     expect(await connection.send(mail([uniqueAddress('good')]))).toEqual({ kind: 'accepted', refused: [] });
+  });
+
+  it('DATA refused: permanent with its reply, and the next message goes through', async () => {
+    const connection = await connect(env.LENIENT_SMTP_PORT);
+    const outcome = await connection.send(mail([uniqueAddress('good')], 'nodata@example.com'));
+    expect(outcome).toEqual({ kind: 'permanent', reply: expect.stringMatching(/DATA.*554/), refused: [] });
+    expect(await connection.send(mail([uniqueAddress('good')]))).toEqual({ kind: 'accepted', refused: [] });
+  });
+
+  it('a server that refuses the sender and hangs up: the refusal decides (permanent), not the closed connection', async () => {
+    const connection = await connect(env.LENIENT_SMTP_PORT);
+    const outcome = await connection.send(mail([uniqueAddress('good')], 'hangup550@example.com'));
+    expect(outcome).toEqual({ kind: 'permanent', reply: expect.stringMatching(/MAIL FROM.*550/), refused: [] });
+  });
+
+  it('STARTTLS answered with more than its 220: the connection is refused before anything else is read', async () => {
+    const opening = SmtpConnection.open({ ...server(env.LENIENT_SMTP_PORT), security: 'starttls' });
+    await expect(opening).rejects.toThrow(/after its 220 to STARTTLS/);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { startFileServer } from './file-server';
 import { startLenientServer, startSilentServer, startSmtpSink } from './smtp-sink';
+import { testCertificate } from './test-ca';
 import { startWebhookReceiver } from './webhook-receiver';
 
 declare module 'vitest' {
@@ -11,6 +12,10 @@ declare module 'vitest' {
     lockstepSmtpPort: number;
     lockstepInboxUrl: string;
     lenientSmtpPort: number;
+    starttlsSmtpPort: number;
+    starttlsInboxUrl: string;
+    tlsSmtpPort: number;
+    tlsInboxUrl: string;
     webhookReceiverUrl: string;
     fileServerUrl: string;
   }
@@ -27,6 +32,14 @@ export default async function setup(project: TestProject) {
   project.provide('lockstepInboxUrl', lockstep.inboxUrl);
   const lenient = await startLenientServer();
   project.provide('lenientSmtpPort', lenient.port);
+  // Trusted through NODE_EXTRA_CA_CERTS, which `npm test` sets (see test-ca.ts).
+  const certificate = testCertificate();
+  const starttls = await startSmtpSink({ tls: { ...certificate, implicit: false } });
+  project.provide('starttlsSmtpPort', starttls.smtpPort);
+  project.provide('starttlsInboxUrl', starttls.inboxUrl);
+  const implicitTls = await startSmtpSink({ tls: { ...certificate, implicit: true } });
+  project.provide('tlsSmtpPort', implicitTls.smtpPort);
+  project.provide('tlsInboxUrl', implicitTls.inboxUrl);
   const receiver = await startWebhookReceiver();
   project.provide('webhookReceiverUrl', receiver.url);
   const files = await startFileServer();
@@ -36,6 +49,8 @@ export default async function setup(project: TestProject) {
     await silent.close();
     await lockstep.close();
     await lenient.close();
+    await starttls.close();
+    await implicitTls.close();
     await receiver.close();
     await files.close();
   };

@@ -50,12 +50,15 @@ export async function startSilentServer(): Promise<{ port: number; close(): Prom
 /**
  * A server that offers PIPELINING and answers DATA with 354 even when every RCPT TO was refused (RFC 2920
  * lets a server do so; smtp-server answers 503). It refuses recipients whose local part starts with
- * reject550, takes every message and says nothing else.
+ * reject550 and takes every message. Senders script other faults: nodata* gets 554 to DATA, hangup550*
+ * gets 550 to MAIL FROM and the connection closed. It offers STARTTLS and answers it with a 220 followed
+ * by an injected plaintext reply (no TLS ever starts).
  */
 export async function startLenientServer(): Promise<{ port: number; close(): Promise<void> }> {
   const server = createNetServer((socket) => {
     let buffer = '';
     let inData = false;
+    let noData = false;
     socket.on('error', () => undefined);
     socket.write('220 lenient ESMTP\r\n');
     socket.on('data', (chunk) => {
@@ -74,8 +77,15 @@ export async function startLenientServer(): Promise<{ port: number; close(): Pro
         if (eol === -1) break;
         const line = buffer.slice(0, eol).toUpperCase();
         buffer = buffer.slice(eol + 2);
-        if (line.startsWith('EHLO')) replies += '250-lenient\r\n250 PIPELINING\r\n';
-        else if (line.startsWith('RCPT') && line.includes('<REJECT550')) replies += '550 5.1.1 no such user\r\n';
+        if (line.startsWith('EHLO')) replies += '250-lenient\r\n250-STARTTLS\r\n250 PIPELINING\r\n';
+        else if (line === 'STARTTLS') replies += '220 go ahead\r\n250-injected\r\n250 PIPELINING\r\n';
+        else if (line.startsWith('MAIL') && line.includes('<HANGUP550'))
+          return socket.end(`${replies}550 5.7.1 go away\r\n`);
+        else if (line.startsWith('MAIL')) {
+          noData = line.includes('<NODATA');
+          replies += '250 ok\r\n';
+        } else if (line.startsWith('RCPT') && line.includes('<REJECT550')) replies += '550 5.1.1 no such user\r\n';
+        else if (line === 'DATA' && noData) replies += '554 5.3.4 no message today\r\n';
         else if (line === 'DATA') {
           inData = true;
           replies += '354 go ahead\r\n';
@@ -92,8 +102,17 @@ export async function startLenientServer(): Promise<{ port: number; close(): Pro
   };
 }
 
-/** `pipelining: false` hides PIPELINING from EHLO, so clients send one command per round trip. */
-export async function startSmtpSink({ pipelining = true } = {}): Promise<SmtpSink> {
+/**
+ * `pipelining: false` hides PIPELINING from EHLO, so clients send one command per round trip. `tls` offers
+ * STARTTLS with that key and certificate, or with `implicit` speaks TLS from the first byte.
+ */
+export async function startSmtpSink({
+  pipelining = true,
+  tls,
+}: {
+  pipelining?: boolean;
+  tls?: { key: Buffer; cert: Buffer; implicit: boolean };
+} = {}): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   const seen = new Map<string, number>();
   const attempt = (address: string) => {
@@ -104,7 +123,8 @@ export async function startSmtpSink({ pipelining = true } = {}): Promise<SmtpSin
 
   const smtp = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    disabledCommands: tls && !tls.implicit ? ['AUTH'] : ['STARTTLS', 'AUTH'],
+    ...(tls ? { key: tls.key, cert: tls.cert, secure: tls.implicit } : {}),
     // No reverse DNS lookup of the client: this machine has no network to ask.
     disableReverseLookup: true,
     logger: false,

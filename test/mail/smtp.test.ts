@@ -5,8 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SmtpConfig } from '../../src/config';
 import { type MailerInternals, replyEnd } from '../../src/mail/mailer-patches';
 import { type OutgoingMail, SmtpConnection } from '../../src/mail/smtp';
-import { eventually, uniqueAddress } from '../support/api';
-import type { ReceivedMail } from '../support/node/smtp-sink';
+import { uniqueAddress, waitForInbox } from '../support/api';
 
 type Security = SmtpConfig['security'];
 
@@ -65,12 +64,7 @@ const SERVERS = [
 ];
 
 describe.each(SERVERS)('SmtpConnection.send, $name', ({ port, inbox, pipelined, security }) => {
-  const delivered = (to: string, count = 1) =>
-    eventually(async () => {
-      const res = await fetch(`${inbox()}/messages?to=${encodeURIComponent(to)}`);
-      const mails = (await res.json()) as ReceivedMail[];
-      return mails.length >= count ? mails : undefined;
-    }, `${count} mail(s) for ${to}`);
+  const delivered = (to: string, count = 1) => waitForInbox(to, count, inbox());
 
   it('delivers to every recipient, and several messages over one connection', async () => {
     const connection = await connect(port(), security);

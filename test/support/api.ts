@@ -155,9 +155,9 @@ export type ReceivedMail = {
   raw: string;
 };
 
-/** Mail the test SMTP server accepted for this recipient. */
-export async function inbox(to: string): Promise<ReceivedMail[]> {
-  const res = await fetch(`${env.INBOX_URL}/messages?to=${encodeURIComponent(to)}`);
+/** Mail the test SMTP server (or the sink at `inboxUrl`) accepted for this recipient. */
+export async function inbox(to: string, inboxUrl = env.INBOX_URL): Promise<ReceivedMail[]> {
+  const res = await fetch(`${inboxUrl}/messages?to=${encodeURIComponent(to)}`);
   return (await res.json()) as ReceivedMail[];
 }
 
@@ -171,9 +171,9 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, what: s
   }
 }
 
-export async function waitForInbox(to: string, count = 1): Promise<ReceivedMail[]> {
+export async function waitForInbox(to: string, count = 1, inboxUrl = env.INBOX_URL): Promise<ReceivedMail[]> {
   return eventually(async () => {
-    const mails = await inbox(to);
+    const mails = await inbox(to, inboxUrl);
     return mails.length >= count ? mails : undefined;
   }, `${count} mail(s) for ${to}`);
 }

@@ -41,7 +41,13 @@ export const readJsonBody =
 export async function readCapped(c: Context, limit: number): Promise<Uint8Array> {
   const declared = c.req.header('Content-Length');
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
-  const bytes = await readAtMost(c.req.raw.body, limit);
+  // A declared length within the limit frames the body: one native read instead of a chunk loop (the
+  // length is checked again in case a runtime let more through).
+  const bytes =
+    declared !== undefined && /^\d+$/.test(declared)
+      ? new Uint8Array(await c.req.raw.arrayBuffer())
+      : await readAtMost(c.req.raw.body, limit);
+  if (bytes && bytes.byteLength > limit) throw tooLarge(limit);
   if (!bytes) throw tooLarge(limit);
   return bytes;
 }

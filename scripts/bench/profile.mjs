@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// npm run profile -- <send|verify|queue|health> [seconds]: a CPU profile of postcode's worker thread under
-// the bench's load for one endpoint. It starts the sink and postcode as the bench does, and attaches to
+// npm run profile -- <send|verify|queue|health> [seconds] [floor]: a CPU profile of postcode's worker thread
+// under the bench's load for one endpoint. It starts the sink and postcode as the bench does, and attaches to
 // wrangler's inspector proxy (127.0.0.1:9229) once the load runs: workerd handles the inspector's messages
 // only while the isolate is busy. Writes profile-<endpoint>-<time>.cpuprofile (open it in Chrome DevTools,
 // Performance) and prints the share of samples per source file and the heaviest frames. Line numbers are
-// of wrangler's bundle, which is copied next to the profile.
+// of wrangler's bundle, which is copied next to the profile. With `floor`, it then profiles the probe's
+// route for the endpoint (scripts/bench/probe) under the same load and prints, per frame, the milliseconds
+// per request each side spends (profile-diff.mjs).
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -12,14 +14,29 @@ import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { json, waitForQuiet } from './delivery.mjs';
 import { autocannonRun, log } from './load.mjs';
+import { compareProfiles, perRequest } from './profile-diff.mjs';
 import * as services from './services.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const [endpoint = 'send', seconds = '10'] = process.argv.slice(2);
+const [endpoint = 'send', seconds = '10', compare] = process.argv.slice(2);
 const INSPECTOR = 'http://127.0.0.1:9229';
 
-/** autocannon requests for `endpoint`; verify gets sessions made (and mailed) before it is measured. */
-async function requestsFor(url, ready, sink) {
+const PATHS = {
+  postcode: {
+    health: '/health',
+    queue: '/api/v1/emails',
+    send: '/api/v1/instant-otp/send',
+    verify: '/api/v1/instant-otp/verify',
+  },
+  floor: { health: '/bare', queue: '/queue', send: '/otp-send', verify: '/otp-verify' },
+};
+
+/**
+ * autocannon requests for `endpoint` on one side (postcode or its floor, the probe); verify gets sessions
+ * made (and mailed) before it is measured. The probe takes any token and answers a send with its code.
+ */
+async function requestsFor(side, url, tokens, sink) {
+  const paths = PATHS[side];
   let seq = 0;
   const post = (path, token, body) => ({
     method: 'POST',
@@ -27,10 +44,10 @@ async function requestsFor(url, ready, sink) {
     headers: json(token),
     setupRequest: (req) => ({ ...req, body: JSON.stringify(body(seq++)) }),
   });
-  const send = () => post('/api/v1/instant-otp/send', ready.publicOtpToken, (i) => ({ email: `p${i}@bench.test` }));
+  const send = () => post(paths.send, tokens.publicOtpToken, (i) => ({ email: `p${i}@bench.test` }));
   const make = {
-    health: () => ({ method: 'GET', path: '/health' }),
-    queue: () => post('/api/v1/emails', ready.mailKey, (i) => ({ to: `q${i}@bench.test`, subject: 's', text: 't' })),
+    health: () => ({ method: 'GET', path: paths.health }),
+    queue: () => post(paths.queue, tokens.mailKey, (i) => ({ to: `q${i}@bench.test`, subject: 's', text: 't' })),
     send,
   };
   if (endpoint !== 'verify') return make[endpoint] ?? usage();
@@ -38,11 +55,12 @@ async function requestsFor(url, ready, sink) {
   const keep = (status, body) => status === 200 && sessions.push(JSON.parse(body).data);
   await autocannonRun(url, { amount: 3000, requests: [{ ...send(), onResponse: keep }] });
   await waitForQuiet(sink);
-  const codes = await sink.otpCodes();
+  const codes =
+    side === 'floor' ? Object.fromEntries(sessions.map((s) => [s.sessionId, s.code])) : await sink.otpCodes();
   const usable = sessions.filter((s) => codes[s.sessionId]);
   let next = 0;
   return () => ({
-    ...post('/api/v1/instant-otp/verify', ready.publicOtpToken, () => {
+    ...post(paths.verify, tokens.publicOtpToken, () => {
       const s = usable[next++ % usable.length];
       return { sessionId: s.sessionId, email: s.email, code: codes[s.sessionId] };
     }),
@@ -50,7 +68,7 @@ async function requestsFor(url, ready, sink) {
 }
 
 function usage() {
-  throw new Error('usage: npm run profile -- <send|verify|queue|health> [seconds]');
+  throw new Error('usage: npm run profile -- <send|verify|queue|health> [seconds] [floor]');
 }
 
 /** A DevTools protocol session on the worker's isolate. */
@@ -120,38 +138,91 @@ function newestDevBundle() {
   return join(tmp, dirs.sort((a, b) => statSync(join(tmp, b)).mtimeMs - statSync(join(tmp, a)).mtimeMs)[0]);
 }
 
+/**
+ * Profiles the worker thread while `request` loads `url`: the profile, and the requests answered while it
+ * ran (counted from the answers, so that a figure per request needs no guess at the rate).
+ */
+async function profileUnderLoad(url, request) {
+  await autocannonRun(url, { duration: 3, requests: [request()] }); // warm-up
+  log('warm; attaching to the inspector');
+  const inspector = await inspect();
+  let counting = false;
+  let answered = 0;
+  const counted = () => {
+    const req = request();
+    return {
+      ...req,
+      onResponse: (...args) => {
+        if (counting) answered++;
+        req.onResponse?.(...args);
+      },
+    };
+  };
+  const load = autocannonRun(url, { duration: Number(seconds) + 3, requests: [counted()] });
+  await new Promise((r) => setTimeout(r, 500));
+  // wrangler's proxy echoes these commands without answering them; only the stop's answer is awaited.
+  inspector.call('Profiler.enable');
+  inspector.call('Profiler.setSamplingInterval', { interval: 100 });
+  inspector.call('Profiler.start');
+  counting = true;
+  await new Promise((r) => setTimeout(r, Number(seconds) * 1000));
+  log('stopping the profiler');
+  const stopped = inspector.call('Profiler.stop');
+  counting = false;
+  const { result } = await stopped;
+  await load;
+  inspector.close();
+  return { profile: result.profile, answered };
+}
+
 async function main() {
+  if (compare !== undefined && compare !== 'floor') usage();
   const stateDir = mkdtempSync(join(tmpdir(), 'postcode-profile-'));
   const sink = await services.startSink(root);
-  const child = services.startService(root, stateDir);
+  let child = services.startService(root, stateDir);
+  let endpointRun;
   try {
     const ready = await services.waitForService(stateDir, child);
     const url = `http://127.0.0.1:${services.PORT}`;
-    const request = await requestsFor(url, ready, sink);
-    await autocannonRun(url, { duration: 3, requests: [request()] }); // warm-up
-    log('warm; attaching to the inspector');
-    const inspector = await inspect();
-    const load = autocannonRun(url, { duration: Number(seconds) + 3, requests: [request()] });
-    await new Promise((r) => setTimeout(r, 500));
-    // wrangler's proxy echoes these commands without answering them; only the stop's answer is awaited.
-    inspector.call('Profiler.enable');
-    inspector.call('Profiler.setSamplingInterval', { interval: 100 });
-    inspector.call('Profiler.start');
-    await new Promise((r) => setTimeout(r, Number(seconds) * 1000));
-    log('stopping the profiler');
-    const { result } = await inspector.call('Profiler.stop');
-    await load;
-    inspector.close();
+    endpointRun = await profileUnderLoad(url, await requestsFor('postcode', url, ready, sink));
     const name = `profile-${endpoint}-${Date.now()}`;
     const devDir = newestDevBundle();
     cpSync(devDir, join(root, `${name}-bundle`), { recursive: true });
-    writeFileSync(join(root, `${name}.cpuprofile`), JSON.stringify(result.profile));
-    console.log(summarise(result.profile, readFileSync(join(devDir, 'index.js'), 'utf8')));
+    writeFileSync(join(root, `${name}.cpuprofile`), JSON.stringify(endpointRun.profile));
+    console.log(summarise(endpointRun.profile, readFileSync(join(devDir, 'index.js'), 'utf8')));
     console.log(`\n${name}.cpuprofile and ${name}-bundle/ written`);
+    if (!compare) return;
+    // The probe alone, so that the inspector on 9229 is its own.
+    services.stopGroup(child);
+    await waitForExit(child);
+    child = services.startProbe(root, mkdtempSync(join(tmpdir(), 'postcode-profile-probe-')));
+    await services.waitForProbe(child);
+    const probeUrl = `http://127.0.0.1:${services.PROBE_PORT}`;
+    const tokens = { publicOtpToken: 'pc_otp_probe', mailKey: 'pc_key_probe' };
+    const floorRun = await profileUnderLoad(probeUrl, await requestsFor('floor', probeUrl, tokens, sink));
+    writeFileSync(join(root, `${name}-floor.cpuprofile`), JSON.stringify(floorRun.profile));
+    console.log(
+      `\n${compareProfiles(perRequest(endpointRun.profile, endpointRun.answered), perRequest(floorRun.profile, floorRun.answered))}`,
+    );
+    console.log(`\n${name}-floor.cpuprofile written`);
   } finally {
     services.stopGroup(child);
     sink.child.kill();
   }
+}
+
+/** Until the child has exited and nothing answers on the inspector's port any more. */
+async function waitForExit(child) {
+  if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+  for (let i = 0; i < 60; i++) {
+    const open = await fetch(`${INSPECTOR}/json`).then(
+      () => true,
+      () => false,
+    );
+    if (!open) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the inspector port of ${INSPECTOR} stayed in use`);
 }
 
 main().then(

@@ -30,20 +30,26 @@ const SINGLE_REQUESTS = Number(process.env.BENCH_SINGLE_REQUESTS ?? 200);
 const VERIFY_SESSIONS = Number(process.env.BENCH_VERIFY_SESSIONS ?? 1500);
 
 /**
- * Endpoint and floor, round by round in turn; `makeOptions(side, round, attempt)`. Each measurement starts
- * once both Workers are idle: what one left running (a queue's deliveries, events after the answer) would
- * otherwise be counted against the other, which shares the machine's two cores.
+ * Endpoint and floor (and any `extra` probe routes), round by round in turn; `makeOptions(side, round,
+ * attempt)`. Each measurement starts once both Workers are idle: what one left running (a queue's
+ * deliveries, events after the answer) would otherwise be counted against the other, which shares the
+ * machine's two cores.
  */
-async function pair(service, probe, makeOptions) {
-  const sides = { endpoint: [], floor: [] };
+async function pair(service, probe, makeOptions, extra = []) {
+  const targets = [
+    ['endpoint', service],
+    ['floor', probe],
+    ...extra.map((side) => [side, { ...probe, name: `floor (${side})` }]),
+  ];
+  const sides = Object.fromEntries(targets.map(([side]) => [side, []]));
   const idle = () => settle([service.pid, probe.pid]);
   for (let round = 0; round < ROUNDS; round++) {
-    await idle();
-    sides.endpoint.push(await measure(service, (attempt) => makeOptions('endpoint', round, attempt)));
-    await idle();
-    sides.floor.push(await measure(probe, (attempt) => makeOptions('floor', round, attempt)));
+    for (const [side, target] of targets) {
+      await idle();
+      sides[side].push(await measure(target, (attempt) => makeOptions(side, round, attempt)));
+    }
   }
-  return { endpoint: medianOf(sides.endpoint), floor: medianOf(sides.floor) };
+  return Object.fromEntries(Object.entries(sides).map(([side, figures]) => [side, medianOf(figures)]));
 }
 
 async function main() {
@@ -82,7 +88,7 @@ async function main() {
 
     const paths = {
       bare: { endpoint: '/health', floor: '/bare' },
-      queue: { endpoint: '/api/v1/emails', floor: '/queue' },
+      queue: { endpoint: '/api/v1/emails', floor: '/queue', framework: '/queue-framework' },
       send: { endpoint: '/api/v1/instant-otp/send', floor: '/otp-send' },
       verify: { endpoint: '/api/v1/instant-otp/verify', floor: '/otp-verify' },
     };
@@ -90,19 +96,25 @@ async function main() {
     const bare = await pair(service, probe, (side) => ({ requests: [{ method: 'GET', path: paths.bare[side] }] }));
 
     let mailSeq = 0;
-    const queue = await pair(service, probe, (side) => ({
-      requests: [
-        {
-          method: 'POST',
-          path: paths.queue[side],
-          headers: json(ready.mailKey),
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({ to: `q${mailSeq++}@bench.test`, subject: 'bench', text: 'hello' }),
-          }),
-        },
-      ],
-    }));
+    const queue = await pair(
+      service,
+      probe,
+      (side) => ({
+        requests: [
+          {
+            method: 'POST',
+            path: paths.queue[side],
+            headers: json(ready.mailKey),
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({ to: `q${mailSeq++}@bench.test`, subject: 'bench', text: 'hello' }),
+            }),
+          },
+        ],
+      }),
+      // The floor's hops behind Hono, zod-openapi and postcode's body schema: the framework's share of the gap.
+      ['framework'],
+    );
     await waitForQuiet(sink); // the consumer drains before the next measurement
 
     // Sessions of each side, kept for the verify rounds (the floor answers with its code).
@@ -270,6 +282,14 @@ function printTable({ bare, queue, send, verify, single, delivery, deliveryAlone
   };
   load('bare route (GET /health | /bare)', null, bare);
   load('queue an email (POST /api/v1/emails)', 0.9, queue);
+  const { framework } = queue;
+  rows.push([
+    "  the floor's hops behind Hono + zod (postcode's body schema)",
+    `${framework.rps.toFixed(0)} req/s (p50 ${framework.p50}, p99 ${framework.p99} ms)`,
+    `÷ floor: ${(framework.rps / queue.floor.rps).toFixed(2)}`,
+    `postcode ÷ it: ${(queue.endpoint.rps / framework.rps).toFixed(2)}`,
+  ]);
+  rows.push(['    worker-thread CPU per request', ms(framework.cpuMsPerRequest), '', '']);
   load('OTP verify, fresh sessions', 0.9, verify);
   load('instant OTP send, SMTP in request', 0.9, send);
   const goals = { bare: null, queue: 4, verify: 4, send: 7 };
@@ -291,7 +311,7 @@ function printTable({ bare, queue, send, verify, single, delivery, deliveryAlone
     ]);
   deliveryRow(`delivery of ${DELIVERY_MAILS} mails, queued during it`, delivery, false);
   deliveryRow(`delivery of ${DELIVERY_MAILS} mails queued before (alone)`, deliveryAlone, true);
-  const all = [bare, queue, send, verify].flatMap(({ endpoint, floor }) => [endpoint, floor]);
+  const all = [bare, queue, send, verify].flatMap((sides) => Object.values(sides));
   rows.push(['non-2xx responses during load', String(all.reduce((s, f) => s + f.errors, 0)), '', '']);
   rows.push([
     'measurements taken again (other processes busy)',

@@ -32,6 +32,16 @@ for (const [name, label] of [
     `| ${label} | ${rps('endpoint')} | ${rps('floor')} | ${fixed(of(efficiency))} (${range(efficiency)}) | ${cpu('endpoint')} / ${cpu('floor')} ms |`,
   );
 }
+if (runs.every((run) => run.queue.framework)) {
+  // The floor's hops behind Hono, zod-openapi and postcode's body schema (runs from 2026-11-25 on).
+  const ratio = (a, b) => (run) => run.queue[a].rps / run.queue[b].rps;
+  console.log(
+    `\nqueue an email, the floor's hops behind Hono + zod: ${perSecond((run) => run.queue.framework.rps)} req/s, ` +
+      `${fixed(of((run) => run.queue.framework.cpuMsPerRequest))} ms CPU/request; ÷ floor ` +
+      `${fixed(of(ratio('framework', 'floor')))} (${range(ratio('framework', 'floor'))}); postcode ÷ it ` +
+      `${fixed(of(ratio('endpoint', 'framework')))} (${range(ratio('endpoint', 'framework'))})`,
+  );
+}
 console.log('\n| Single request | postcode p50 / p99 | floor p50 / p99 |');
 console.log('|---|---|---|');
 for (const name of ['bare', 'queue', 'verify', 'send']) {

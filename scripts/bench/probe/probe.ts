@@ -3,6 +3,9 @@
 //   GET  /bare        nothing (the same as postcode's GET /health)
 //   POST /queue       credential (token hash, isolate cache) + 2 counter-object calls + a 3-statement D1
 //                     batch + a queue send                           (POST /api/v1/emails)
+//   POST /queue-framework  the same hops behind the fixed architecture: an OpenAPIHono route whose body is
+//                     validated by postcode's own schema (queueEmailBody), answered with c.json. Not a floor:
+//                     it tells the framework's share of queue-an-email's gap from postcode's own.
 //   queue consumer    per batch one D1 claim and one SMTP connection; per mail one SMTP exchange and one
 //                     D1 update (postcode's consumer delivers in the same process while queue-an-email is
 //                     measured, so the floor of that figure includes the floor of delivering)
@@ -10,8 +13,11 @@
 //                     SMTP exchange, the handshake overlapping the object call (POST /api/v1/instant-otp/send)
 //   POST /otp-verify  credential + one call to the session's object (read, compare, update) + one D1 insert
 //                                                                    (POST /api/v1/instant-otp/verify)
+
 import { connect } from 'cloudflare:sockets';
 import { DurableObject } from 'cloudflare:workers';
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import { queuedResponse, queueEmailBody } from '../../../src/schemas/emails';
 
 type Env = {
   DB: D1Database;
@@ -75,10 +81,8 @@ const json = (data: unknown) => Response.json(data);
 const counter = (env: Env, name: string) => env.COUNTER.get(env.COUNTER.idFromName(name));
 const randomId = () => crypto.randomUUID().replaceAll('-', '');
 
-async function queueEmail(request: Request, env: Env) {
-  const account = await credential(request);
-  const body = (await request.json()) as { to: string; subject: string; text: string };
-  const ip = request.headers.get('CF-Connecting-IP') ?? '127.0.0.1';
+/** The hops of queue-an-email once the body is read: counters, the D1 batch, the queue send. */
+async function queueHops(env: Env, account: string, ip: string, to: string, subject: string, text: string) {
   await Promise.all([counter(env, `key:${account}`).hit(1e9, 60_000), counter(env, `ip:${ip}`).hit(1e9, 60_000)]);
   const id = `em_${randomId()}`;
   const day = new Date().toISOString().slice(0, 10);
@@ -90,14 +94,46 @@ async function queueEmail(request: Request, env: Env) {
     env.DB.prepare('INSERT INTO emails (id, account_id, to_address, subject, body) VALUES (?, ?, ?, ?, ?)').bind(
       id,
       account,
-      body.to,
-      body.subject,
-      body.text,
+      to,
+      subject,
+      text,
     ),
   ]);
   await env.QUEUE.send({ id }, { contentType: 'json' });
+  return id;
+}
+
+async function queueEmail(request: Request, env: Env) {
+  const account = await credential(request);
+  const body = (await request.json()) as { to: string; subject: string; text: string };
+  const ip = request.headers.get('CF-Connecting-IP') ?? '127.0.0.1';
+  const id = await queueHops(env, account, ip, body.to, body.subject, body.text);
   return json({ success: true, data: { id, status: 'QUEUED' } });
 }
+
+/** /queue behind Hono and zod-openapi, with postcode's body schema and an error envelope like its own. */
+const framework = new OpenAPIHono<{ Bindings: Env }>({
+  defaultHook: (result, c) => {
+    if (!result.success) {
+      return c.json({ success: false, error: { code: 'INVALID_INPUT', message: result.error.message } }, 400);
+    }
+  },
+});
+framework.openapi(
+  createRoute({
+    method: 'post',
+    path: '/queue-framework',
+    request: { body: { content: { 'application/json': { schema: queueEmailBody } }, required: true } },
+    responses: { 200: { description: 'Queued', content: { 'application/json': { schema: queuedResponse } } } },
+  }),
+  async (c) => {
+    const body = c.req.valid('json');
+    const account = await credential(c.req.raw);
+    const ip = c.req.header('CF-Connecting-IP') ?? '127.0.0.1';
+    const id = await queueHops(c.env, account, ip, body.to.join(','), body.subject ?? '', body.text ?? '');
+    return c.json({ success: true as const, data: { id, status: 'QUEUED' as const } }, 200);
+  },
+);
 
 /** A minimal SMTP client: commands written together where PIPELINING allows, replies read one by one. */
 class Smtp {
@@ -219,6 +255,7 @@ export default {
     const { pathname } = new URL(request.url);
     if (request.method === 'GET' && pathname === '/bare') return json({ success: true, data: { status: 'ok' } });
     if (request.method === 'POST' && pathname === '/queue') return queueEmail(request, env);
+    if (pathname === '/queue-framework') return framework.fetch(request, env);
     if (request.method === 'POST' && pathname === '/otp-send') return otpSend(request, env);
     if (request.method === 'POST' && pathname === '/otp-verify') return otpVerify(request, env);
     if (request.method === 'POST' && pathname === '/setup') {

@@ -12,9 +12,9 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 /**
  * Reads the body as strict JSON: 415 without a JSON content type, 413 over the limit (chunked bodies
- * are counted as they stream), 400 for invalid UTF-8 or malformed JSON. The parsed value is left in
- * Hono's body cache, where the route's zod validator picks it up; the raw text is kept for the
- * idempotency hash.
+ * are counted as they stream), 400 for invalid UTF-8 or malformed JSON. The text and the parsed value
+ * are left in Hono's body cache, where the route's zod validator picks them up; the raw text is also kept
+ * for the idempotency hash.
  */
 export const readJsonBody =
   (limit = MAX_JSON_BODY_BYTES): MiddlewareHandler<AppEnv> =>
@@ -32,6 +32,9 @@ export const readJsonBody =
     } catch {
       throw new ApiError('INVALID_INPUT', 'body: expected a valid JSON document');
     }
+    // Hono's `c.req.json()` (the zod validator's) reads the cached text, not the cached value: without the
+    // text it would serialise the value again and read it back through a new Response.
+    c.req.bodyCache.text = Promise.resolve(text);
     c.req.bodyCache.json = Promise.resolve(parsed);
     c.set('jsonBody', text);
     await next();

@@ -9,6 +9,8 @@ export const MAX_JSON_BODY_BYTES = 512 * 1024;
 export const MAX_ATTACHMENT_BODY_BYTES = 16 * 1024 * 1024;
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+/** Strict UTF-8 (one decoder for every request: a whole-buffer decode keeps no state between calls). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
  * Reads the body as strict JSON: 415 without a JSON content type, 413 over the limit (chunked bodies
@@ -27,7 +29,7 @@ export const readJsonBody =
     let text: string;
     let parsed: unknown;
     try {
-      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+      text = STRICT_UTF8.decode(bytes);
       parsed = JSON.parse(text);
     } catch {
       throw new ApiError('INVALID_INPUT', 'body: expected a valid JSON document');

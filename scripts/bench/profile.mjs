@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { json, waitForQuiet } from './delivery.mjs';
-import { autocannonRun, log } from './load.mjs';
+import { autocannonRun, log, settle } from './load.mjs';
 import { compareProfiles, perRequest } from './profile-diff.mjs';
 import * as services from './services.mjs';
 
@@ -35,7 +35,7 @@ const PATHS = {
  * autocannon requests for `endpoint` on one side (postcode or its floor, the probe); verify gets sessions
  * made (and mailed) before it is measured. The probe takes any token and answers a send with its code.
  */
-async function requestsFor(side, url, tokens, sink) {
+async function requestsFor(side, url, tokens, sink, pid) {
   const paths = PATHS[side];
   let seq = 0;
   const post = (path, token, body) => ({
@@ -53,8 +53,10 @@ async function requestsFor(side, url, tokens, sink) {
   if (endpoint !== 'verify') return make[endpoint] ?? usage();
   const sessions = [];
   const keep = (status, body) => status === 200 && sessions.push(JSON.parse(body).data);
-  await autocannonRun(url, { amount: 3000, requests: [{ ...send(), onResponse: keep }] });
+  // Enough for the warm-up and the load (about 250 verifies a second here): each verify gets a fresh session.
+  await autocannonRun(url, { amount: 400 * (Number(seconds) + 6), requests: [{ ...send(), onResponse: keep }] });
   await waitForQuiet(sink);
+  await settle([pid]); // as in the bench: a user's verify comes well after the send, on a settled object
   const codes =
     side === 'floor' ? Object.fromEntries(sessions.map((s) => [s.sessionId, s.code])) : await sink.otpCodes();
   const usable = sessions.filter((s) => codes[s.sessionId]);
@@ -184,7 +186,7 @@ async function main() {
   try {
     const ready = await services.waitForService(stateDir, child);
     const url = `http://127.0.0.1:${services.PORT}`;
-    endpointRun = await profileUnderLoad(url, await requestsFor('postcode', url, ready, sink));
+    endpointRun = await profileUnderLoad(url, await requestsFor('postcode', url, ready, sink, child.pid));
     const name = `profile-${endpoint}-${Date.now()}`;
     const devDir = newestDevBundle();
     cpSync(devDir, join(root, `${name}-bundle`), { recursive: true });
@@ -199,7 +201,7 @@ async function main() {
     await services.waitForProbe(child);
     const probeUrl = `http://127.0.0.1:${services.PROBE_PORT}`;
     const tokens = { publicOtpToken: 'pc_otp_probe', mailKey: 'pc_key_probe' };
-    const floorRun = await profileUnderLoad(probeUrl, await requestsFor('floor', probeUrl, tokens, sink));
+    const floorRun = await profileUnderLoad(probeUrl, await requestsFor('floor', probeUrl, tokens, sink, child.pid));
     writeFileSync(join(root, `${name}-floor.cpuprofile`), JSON.stringify(floorRun.profile));
     console.log(
       `\n${compareProfiles(perRequest(endpointRun.profile, endpointRun.answered), perRequest(floorRun.profile, floorRun.answered))}`,

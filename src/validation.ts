@@ -52,8 +52,7 @@ export async function readCapped(c: Context, limit: number): Promise<Uint8Array>
     declared !== undefined && /^\d+$/.test(declared)
       ? new Uint8Array(await c.req.raw.arrayBuffer())
       : await readAtMost(c.req.raw.body, limit);
-  if (bytes && bytes.byteLength > limit) throw tooLarge(limit);
-  if (!bytes) throw tooLarge(limit);
+  if (!bytes || bytes.byteLength > limit) throw tooLarge(limit);
   return bytes;
 }
 

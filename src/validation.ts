@@ -35,8 +35,9 @@ export const readJsonBody =
       throw new ApiError('INVALID_INPUT', 'body: expected a valid JSON document');
     }
     // Hono's `c.req.json()` (the zod validator's) reads the cached text, not the cached value: without the
-    // text it would serialise the value again and read it back through a new Response.
-    c.req.bodyCache.text = Promise.resolve(text);
+    // text it would serialise the value again and read it back through a new Response. The cache holds
+    // promises at run time, though its type names the values.
+    c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
     c.req.bodyCache.json = Promise.resolve(parsed);
     c.set('jsonBody', text);
     await next();

@@ -35,7 +35,7 @@ const VERIFY_SESSIONS = Number(process.env.BENCH_VERIFY_SESSIONS ?? 1500);
  * deliveries, events after the answer) would otherwise be counted against the other, which shares the
  * machine's two cores.
  */
-async function pair(service, probe, makeOptions, extra = []) {
+async function interleaved(service, probe, makeOptions, extra = []) {
   const targets = [
     ['endpoint', service],
     ['floor', probe],
@@ -93,10 +93,12 @@ async function main() {
       verify: { endpoint: '/api/v1/instant-otp/verify', floor: '/otp-verify' },
     };
     const headers = json(ready.publicOtpToken);
-    const bare = await pair(service, probe, (side) => ({ requests: [{ method: 'GET', path: paths.bare[side] }] }));
+    const bare = await interleaved(service, probe, (side) => ({
+      requests: [{ method: 'GET', path: paths.bare[side] }],
+    }));
 
     let mailSeq = 0;
-    const queue = await pair(
+    const queue = await interleaved(
       service,
       probe,
       (side) => ({
@@ -127,7 +129,7 @@ async function main() {
       sessions[side].push({ sessionId: data.sessionId, email: data.email });
       if (side === 'floor') floorCodes.set(data.sessionId, data.code);
     };
-    const send = await pair(service, probe, (side) => ({
+    const send = await interleaved(service, probe, (side) => ({
       requests: [
         {
           method: 'POST',
@@ -169,7 +171,7 @@ async function main() {
     if (perRound < 1) throw new Error('no verifiable OTP sessions');
     log(`verify rounds: ${perRound} fresh sessions each`);
     const verifySeq = { endpoint: 0, floor: 0 };
-    const verify = await pair(service, probe, (side) => ({
+    const verify = await interleaved(service, probe, (side) => ({
       amount: perRound,
       requests: [
         {

@@ -14,9 +14,9 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
  * Reads the body as strict JSON: 415 without a JSON content type, 413 over the limit (chunked bodies
- * are counted as they stream), 400 for invalid UTF-8 or malformed JSON. The text and the parsed value
- * are left in Hono's body cache, where the route's zod validator picks them up; the raw text is also kept
- * for the idempotency hash.
+ * are counted as they stream), 400 for invalid UTF-8 or malformed JSON (parsed here, so that the error
+ * is the contract's). The text is left in Hono's body cache, where the route's zod validator reads it, and
+ * kept for the idempotency hash.
  */
 export const readJsonBody =
   (limit = MAX_JSON_BODY_BYTES): MiddlewareHandler<AppEnv> =>
@@ -27,18 +27,15 @@ export const readJsonBody =
     }
     const bytes = await readCapped(c, limit);
     let text: string;
-    let parsed: unknown;
     try {
       text = STRICT_UTF8.decode(bytes);
-      parsed = JSON.parse(text);
+      JSON.parse(text);
     } catch {
       throw new ApiError('INVALID_INPUT', 'body: expected a valid JSON document');
     }
-    // Hono's `c.req.json()` (the zod validator's) reads the cached text, not the cached value: without the
-    // text it would serialise the value again and read it back through a new Response. The cache holds
-    // promises at run time, though its type names the values.
+    // Hono's `c.req.json()` (the zod validator's) parses the cached text; nothing in Hono reads a cached
+    // value. The cache holds promises at run time, though its type names the values.
     c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
-    c.req.bodyCache.json = Promise.resolve(parsed);
     c.set('jsonBody', text);
     await next();
   };

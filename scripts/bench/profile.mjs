@@ -182,11 +182,10 @@ async function main() {
   const stateDir = mkdtempSync(join(tmpdir(), 'postcode-profile-'));
   const sink = await services.startSink(root);
   let child = services.startService(root, stateDir);
-  let endpointRun;
   try {
     const ready = await services.waitForService(stateDir, child);
     const url = `http://127.0.0.1:${services.PORT}`;
-    endpointRun = await profileUnderLoad(url, await requestsFor('postcode', url, ready, sink, child.pid));
+    const endpointRun = await profileUnderLoad(url, await requestsFor('postcode', url, ready, sink, child.pid));
     const name = `profile-${endpoint}-${Date.now()}`;
     const devDir = newestDevBundle();
     cpSync(devDir, join(root, `${name}-bundle`), { recursive: true });

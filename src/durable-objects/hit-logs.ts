@@ -42,7 +42,7 @@ export class HitLogs {
   private readonly persistedLogs = new Set<string>();
   /** `tableReady`: the owner created `log_hits` with its own schema (HIT_LOG_TABLE), so nothing is checked. */
   constructor(
-    private readonly sql: SqlStorage,
+    private readonly sql: Pick<SqlStorage, 'exec'>,
     private tableReady = false,
   ) {}
 

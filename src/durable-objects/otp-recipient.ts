@@ -3,13 +3,7 @@ import { canonicalAddress } from '../mail/address';
 import { writeSessionFact } from '../otp/facts';
 import type { Language } from '../otp/languages';
 import { AlarmClock, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
-import {
-  createRecipientTables,
-  KEEP_AFTER_EXPIRY_MS,
-  mailOf,
-  RecipientSessions,
-  type SessionRow,
-} from './recipient-sessions';
+import { KEEP_AFTER_EXPIRY_MS, mailOf, RecipientSessions, recipientSql, type SessionRow } from './recipient-sessions';
 import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
 
 export type OtpChannel = 'instant' | 'backend' | 'email_verification';
@@ -99,10 +93,10 @@ export class OtpRecipient extends DurableObject {
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    createRecipientTables(ctx.storage.sql);
-    this.sessions = new RecipientSessions(ctx.storage.sql);
-    this.logs = new HitLogs(ctx.storage.sql, true);
-    this.outbox = new SessionOutbox(ctx.storage.sql);
+    const sql = recipientSql(ctx.storage.sql);
+    this.sessions = new RecipientSessions(sql);
+    this.logs = new HitLogs(sql, true);
+    this.outbox = new SessionOutbox(sql);
     this.alarmClock = new AlarmClock(ctx.storage);
   }
 

@@ -58,11 +58,14 @@ const FROM_OLD_LAYOUT = `INSERT OR IGNORE INTO otp_sessions
     FROM outbox o;
   DROP TABLE sessions; DROP TABLE session_mail; DROP TABLE session_links; DROP TABLE outbox;`;
 
+/** What the object's stores need of its SQL: statements only. */
+export type SqlExec = Pick<SqlStorage, 'exec'>;
+
 /**
  * Creates the object's tables (a no-op once they exist) and moves an old layout's rows, in one call so
- * that nothing is read back on any later call. Run by the object's constructor.
+ * that nothing is read back on any later call.
  */
-export function createRecipientTables(sql: SqlStorage): void {
+function createRecipientTables(sql: SqlStorage): void {
   const old = sql
     .exec<{ n: number }>(
       `${SESSIONS_TABLE}${HIT_LOG_TABLE}
@@ -72,8 +75,31 @@ export function createRecipientTables(sql: SqlStorage): void {
   if (old > 0) sql.exec(FROM_OLD_LAYOUT);
 }
 
+const MISSING_TABLE = /no such table/;
+
+/**
+ * The object's SQL, making its tables when a statement finds one missing (a new object, or one of the old
+ * layout) and then running that statement again. A statement that fails changes nothing, so running it
+ * again is safe; an object that has its tables checks no schema on any call (a verify wakes the object its
+ * send made, so a check in the constructor ran on every verify).
+ */
+export function recipientSql(sql: SqlStorage): SqlExec {
+  let created = false;
+  const exec = (query: string, ...bindings: unknown[]) => {
+    try {
+      return sql.exec(query, ...bindings);
+    } catch (error) {
+      if (created || !MISSING_TABLE.test(String(error))) throw error;
+      created = true;
+      createRecipientTables(sql);
+      return sql.exec(query, ...bindings);
+    }
+  };
+  return { exec: exec as SqlStorage['exec'] };
+}
+
 export class RecipientSessions {
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(private readonly sql: SqlExec) {}
 
   row(sessionId: string): SessionRow | null {
     return this.sql.exec<SessionRow>('SELECT * FROM otp_sessions WHERE id = ?', sessionId).toArray()[0] ?? null;

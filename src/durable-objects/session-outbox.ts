@@ -3,6 +3,7 @@
 // engine writes them at once and settles them here; the object's alarm writes any left behind by a crash.
 import type { VerificationEntry } from '../db/otp-history';
 import type { OtpChannel } from './otp-recipient';
+import type { SqlExec } from './recipient-sessions';
 
 export type SessionFact =
   | { kind: 'verified'; entry: VerificationEntry }
@@ -13,7 +14,7 @@ export const FLUSH_AFTER_MS = 60_000;
 
 /** The outbox is two columns of the session's row (`fact`, `fact_at`): a session has one fact at most. */
 export class SessionOutbox {
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(private readonly sql: SqlExec) {}
 
   add(sessionId: string, fact: SessionFact, now: number): void {
     this.sql.exec('UPDATE otp_sessions SET fact = ?, fact_at = ? WHERE id = ?', JSON.stringify(fact), now, sessionId);

@@ -20,7 +20,9 @@ const OLD_LAYOUT = `CREATE TABLE sessions (
   CREATE TABLE session_links (session_id TEXT NOT NULL, token_hash TEXT NOT NULL);
   CREATE TABLE outbox (
     session_id TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,
-    PRIMARY KEY (session_id, kind));`;
+    PRIMARY KEY (session_id, kind));
+  CREATE TABLE log_hits (log TEXT NOT NULL, at INTEGER NOT NULL);
+  CREATE INDEX log_hits_by_log ON log_hits (log, at);`;
 
 const tablesOf = (stub: DurableObjectStub) =>
   runInDurableObject(stub, (_instance, state) =>
@@ -57,10 +59,10 @@ describe('a recipient object in the old layout', () => {
     };
     const orphanLock = { kind: 'locked', accountId, session: { sessionId: orphan, email, channel: 'backend' } };
 
-    // The object as the old code left it: the new tables of this start are dropped, the old ones filled.
+    // The object as the old code left it (an object makes no tables before its first statement).
     await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
-      sql.exec(`DROP TABLE otp_sessions; DELETE FROM log_hits; ${OLD_LAYOUT}`);
+      sql.exec(OLD_LAYOUT);
       const insert = `INSERT INTO sessions VALUES (?, ?, 'email_verification', ?, ?, 6, ?, 0, 5, ?, ?, ?)`;
       sql.exec(insert, pending, accountId, email, 'a'.repeat(64), now + 600_000, 'pending', now - 3000, null);
       sql.exec(insert, verified, accountId, email, '', now + 600_000, 'verified', now - 5000, now - 4000);
@@ -126,5 +128,17 @@ describe('a recipient object in the old layout', () => {
     );
     expect(owed).toEqual([]);
     expect(await stub.status(orphan, accountId, 'backend')).toBeNull();
+  });
+});
+
+describe('a new recipient object', () => {
+  it('makes its tables on its first statement, also when that call only reads', async () => {
+    const { accountId } = await newAccount();
+    const id = env.OTP_RECIPIENT.idFromName(`${accountId}:${uniqueAddress('new-object')}`);
+    const stub = env.OTP_RECIPIENT.get(id);
+    // Waking the object runs no statement (a verify wakes the object its send made: no schema check).
+    expect(await tablesOf(stub)).toEqual([]);
+    expect(await stub.status(newSessionId(id.toString()), accountId, 'backend')).toBeNull();
+    expect(await tablesOf(stub)).toEqual(['log_hits', 'otp_sessions']);
   });
 });

@@ -40,7 +40,9 @@ export type MailerInternals = {
   write(data: string): Promise<void>;
   readTimeout(): Promise<string>;
   read(): Promise<string>;
-  responseTimeoutMs: number;
+  waitForSocketConnected(): Promise<void>;
+  initializeSmtpSession(): Promise<void>;
+  start(): Promise<void>;
   notificationBuilder(): string;
   parseCapabilities(ehloReply: string): void;
   tls(): Promise<void>;
@@ -90,19 +92,17 @@ mailerPrototype.read = async function (this: MailerInternals) {
 };
 
 /**
- * worker-mailer 1.2.1 races every reply against a timer it never clears, so each command leaves a timer
- * behind for the whole response timeout (thousands at a time under load, each firing later for nothing).
- * This replacement clears it as soon as the reply is in.
+ * worker-mailer 1.2.1 races every reply, and the socket's opening, against a timer it never clears: each
+ * leaves a timer behind for the whole timeout (thousands at a time under load, each firing later for
+ * nothing). postcode bounds each exchange as a whole instead (connecting, each message, closing: see
+ * SmtpConnection), and drops the socket when that time runs out, which ends any read still waiting. So
+ * these read and wait without timers of their own.
  */
 mailerPrototype.readTimeout = function (this: MailerInternals) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error('Timeout while waiting for smtp server response')),
-      this.responseTimeoutMs,
-    );
-  });
-  return Promise.race([this.read(), timeout]).finally(() => timer !== undefined && clearTimeout(timer));
+  return this.read();
+};
+mailerPrototype.waitForSocketConnected = async function (this: MailerInternals) {
+  await this.socket.opened;
 };
 
 /**

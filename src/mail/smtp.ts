@@ -1,5 +1,5 @@
 import { waitUntil } from 'cloudflare:workers';
-import { WorkerMailer } from 'worker-mailer';
+import { WorkerMailer, type WorkerMailerOptions } from 'worker-mailer';
 import type { SmtpConfig } from '../config';
 import { composedMessage, type MailerInternals, oneLine, RecipientsRefused } from './mailer-patches';
 import { AttachmentReadFailed, messageChunks } from './mime';
@@ -84,22 +84,33 @@ export class SmtpConnection {
     private readonly config: SmtpConfig,
   ) {}
 
+  /**
+   * What worker-mailer's `connect` does (its constructor opens the socket), with the handshake bounded as a
+   * whole: past `timeoutMs` the socket is dropped, which ends the read still waiting (the patched reads
+   * have no timers of their own).
+   */
   static async open(config: SmtpConfig): Promise<SmtpConnection> {
-    const mailer = await withTimeout(
-      WorkerMailer.connect({
+    const connection = new SmtpConnection(
+      new (WorkerMailer as unknown as new (options: WorkerMailerOptions) => WorkerMailer)({
         host: config.host,
         port: config.port,
         secure: config.security === 'tls',
         startTls: config.security === 'starttls',
         credentials: config.credentials,
         authType: ['plain', 'login', 'cram-md5'],
-        socketTimeoutMs: config.timeoutMs,
         logLevel: 4, // NONE: the library would log addresses and replies.
       }),
-      config.timeoutMs,
-      'connecting',
+      config,
     );
-    return new SmtpConnection(mailer, config);
+    try {
+      await withTimeout(connection.internals.initializeSmtpSession(), config.timeoutMs, 'connecting');
+    } catch (error) {
+      connection.abort();
+      throw error;
+    }
+    // worker-mailer's loop that sends what `send` queues (its errors reach each message's promise).
+    connection.internals.start().catch((error: unknown) => console.error('SMTP send loop stopped', String(error)));
+    return connection;
   }
 
   private get internals(): MailerInternals {

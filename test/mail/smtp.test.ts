@@ -151,9 +151,27 @@ describe('SmtpConnection, a pipelining server with scripted faults (lenient)', (
     expect(outcome).toEqual({ kind: 'permanent', reply: expect.stringMatching(/MAIL FROM.*550/), refused: [] });
   });
 
+  it('a server that goes quiet after the message: transient once the time of the exchange is up', async () => {
+    const connection = await SmtpConnection.open({ ...server(env.LENIENT_SMTP_PORT), timeoutMs: 500 });
+    open.push(connection);
+    const started = Date.now();
+    const outcome = await connection.send(mail([uniqueAddress('good')], 'silentdata@example.com'));
+    expect(outcome).toEqual({ kind: 'transient', reply: 'timeout after 500 ms while sending', refused: [] });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('STARTTLS answered with more than its 220: the connection is refused before anything else is read', async () => {
     const opening = SmtpConnection.open({ ...server(env.LENIENT_SMTP_PORT), security: 'starttls' });
     await expect(opening).rejects.toThrow(/after its 220 to STARTTLS/);
+  });
+});
+
+describe('SmtpConnection.open', () => {
+  it('a server that accepts the connection but never greets: a timeout once the time of the handshake is up', async () => {
+    const started = Date.now();
+    const opening = SmtpConnection.open({ ...server(env.SILENT_SMTP_PORT), timeoutMs: 300 });
+    await expect(opening).rejects.toThrow('timeout after 300 ms while connecting');
+    expect(Date.now() - started).toBeLessThan(1_500);
   });
 });
 

@@ -51,7 +51,8 @@ export async function startSilentServer(): Promise<{ port: number; close(): Prom
  * A server that offers PIPELINING and answers DATA with 354 even when every RCPT TO was refused (RFC 2920
  * lets a server do so; smtp-server answers 503). It refuses recipients whose local part starts with
  * reject550 and takes every message. Senders script other faults: nodata* gets 554 to DATA, hangup550*
- * gets 550 to MAIL FROM and the connection closed. It offers STARTTLS and answers it with a 220 followed
+ * gets 550 to MAIL FROM and the connection closed, silentdata* gets no answer to its message (the server
+ * goes quiet mid-exchange). It offers STARTTLS and answers it with a 220 followed
  * by an injected plaintext reply (no TLS ever starts).
  */
 export async function startLenientServer(): Promise<{ port: number; close(): Promise<void> }> {
@@ -59,6 +60,7 @@ export async function startLenientServer(): Promise<{ port: number; close(): Pro
     let buffer = '';
     let inData = false;
     let noData = false;
+    let silentData = false;
     socket.on('error', () => undefined);
     socket.write('220 lenient ESMTP\r\n');
     socket.on('data', (chunk) => {
@@ -70,7 +72,7 @@ export async function startLenientServer(): Promise<{ port: number; close(): Pro
           if (end === -1) break;
           buffer = buffer.slice(end === 0 ? 3 : end + 5);
           inData = false;
-          replies += '250 taken\r\n';
+          if (!silentData) replies += '250 taken\r\n';
           continue;
         }
         const eol = buffer.indexOf('\r\n');
@@ -83,6 +85,7 @@ export async function startLenientServer(): Promise<{ port: number; close(): Pro
           return socket.end(`${replies}550 5.7.1 go away\r\n`);
         else if (line.startsWith('MAIL')) {
           noData = line.includes('<NODATA');
+          silentData = line.includes('<SILENTDATA');
           replies += '250 ok\r\n';
         } else if (line.startsWith('RCPT') && line.includes('<REJECT550')) replies += '550 5.1.1 no such user\r\n';
         else if (line === 'DATA' && noData) replies += '554 5.3.4 no message today\r\n';

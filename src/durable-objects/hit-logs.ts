@@ -9,6 +9,9 @@ export type RateDecision = {
   resetSeconds: number;
 };
 
+/** What an object's stores need of its SQL: statements only. */
+export type SqlExec = Pick<SqlStorage, 'exec'>;
+
 /** A limit: at most `limit` hits in any `windowSeconds`. */
 export type WindowRule = { limit: number; windowSeconds: number };
 
@@ -42,7 +45,7 @@ export class HitLogs {
   private readonly persistedLogs = new Set<string>();
   /** `tableReady`: the owner created `log_hits` with its own schema (HIT_LOG_TABLE), so nothing is checked. */
   constructor(
-    private readonly sql: Pick<SqlStorage, 'exec'>,
+    private readonly sql: SqlExec,
     private tableReady = false,
   ) {}
 

@@ -4,7 +4,7 @@
 // schema row written on that first call (under send load, the tables' creation was 15 % of the worker
 // thread's CPU samples with five tables and an index, 12 % with these two).
 import { canonicalAddress } from '../mail/address';
-import { HIT_LOG_TABLE } from './hit-logs';
+import { HIT_LOG_TABLE, type SqlExec } from './hit-logs';
 import type { NewOtpSession, OtpChannel, OtpMailSettings } from './otp-recipient';
 
 export type SessionRow = {
@@ -57,9 +57,6 @@ const FROM_OLD_LAYOUT = `INSERT OR IGNORE INTO otp_sessions
       NULL, o.body, o.created_at
     FROM outbox o;
   DROP TABLE sessions; DROP TABLE session_mail; DROP TABLE session_links; DROP TABLE outbox;`;
-
-/** What the object's stores need of its SQL: statements only. */
-export type SqlExec = Pick<SqlStorage, 'exec'>;
 
 /**
  * Creates the object's tables (a no-op once they exist) and moves an old layout's rows, in one call so

@@ -2,8 +2,8 @@
 // kept in the recipient object in the same synchronous step as the fact itself, until D1 has them: the
 // engine writes them at once and settles them here; the object's alarm writes any left behind by a crash.
 import type { VerificationEntry } from '../db/otp-history';
+import type { SqlExec } from './hit-logs';
 import type { OtpChannel } from './otp-recipient';
-import type { SqlExec } from './recipient-sessions';
 
 export type SessionFact =
   | { kind: 'verified'; entry: VerificationEntry }

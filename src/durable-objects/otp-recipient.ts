@@ -3,7 +3,14 @@ import { canonicalAddress } from '../mail/address';
 import { writeSessionFact } from '../otp/facts';
 import type { Language } from '../otp/languages';
 import { AlarmClock, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
-import { KEEP_AFTER_EXPIRY_MS, mailOf, RecipientSessions, recipientSql, type SessionRow } from './recipient-sessions';
+import {
+  KEEP_AFTER_EXPIRY_MS,
+  mailOf,
+  RecipientSessions,
+  type RecipientSql,
+  recipientSql,
+  type SessionRow,
+} from './recipient-sessions';
 import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
 
 export type OtpChannel = 'instant' | 'backend' | 'email_verification';
@@ -90,10 +97,12 @@ export class OtpRecipient extends DurableObject {
   private readonly logs: HitLogs;
   private readonly outbox: SessionOutbox;
   private readonly alarmClock: AlarmClock;
+  private readonly sql: RecipientSql;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     const sql = recipientSql(ctx.storage.sql);
+    this.sql = sql;
     this.sessions = new RecipientSessions(sql);
     this.logs = new HitLogs(sql, true);
     this.outbox = new SessionOutbox(sql);
@@ -102,6 +111,7 @@ export class OtpRecipient extends DurableObject {
 
   /** Counts a send against `sendLimit`; if it has room, stores the session. Returns the decision. */
   async start(session: NewOtpSession, sendLimit: WindowRule): Promise<RateDecision> {
+    this.sql.ensureTables();
     const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
     if (!decision.allowed) return decision;
     this.sessions.insert(session, Date.now());

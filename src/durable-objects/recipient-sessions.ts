@@ -74,25 +74,44 @@ function createRecipientTables(sql: SqlStorage): void {
 
 const MISSING_TABLE = /no such table/;
 
+/** The object's SQL (see `recipientSql`), and a way to make its tables before the first statement. */
+export type RecipientSql = SqlExec & {
+  /**
+   * Makes the tables if the object has none yet. A send calls it first: a send is usually an object's first
+   * call, and a statement that fails on a missing table costs more than this lookup.
+   */
+  ensureTables(): void;
+};
+
 /**
  * The object's SQL, making its tables when a statement finds one missing (a new object, or one of the old
  * layout) and then running that statement again. A statement that fails changes nothing, so running it
- * again is safe; an object that has its tables checks no schema on any call (a verify wakes the object its
- * send made, so a check in the constructor ran on every verify).
+ * again is safe; an object that has its tables checks no schema on any call but a send (a verify wakes the
+ * object its send made, so a check in the constructor ran on every verify).
  */
-export function recipientSql(sql: SqlStorage): SqlExec {
+export function recipientSql(sql: SqlStorage): RecipientSql {
   let created = false;
+  const create = () => {
+    created = true;
+    createRecipientTables(sql);
+  };
   const exec = (query: string, ...bindings: unknown[]) => {
     try {
       return sql.exec(query, ...bindings);
     } catch (error) {
       if (created || !MISSING_TABLE.test(String(error))) throw error;
-      created = true;
-      createRecipientTables(sql);
+      create();
       return sql.exec(query, ...bindings);
     }
   };
-  return { exec: exec as SqlStorage['exec'] };
+  let looked = false;
+  const ensureTables = () => {
+    if (created || looked) return;
+    looked = true;
+    const found = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'otp_sessions'").toArray();
+    if (found.length === 0) create();
+  };
+  return { exec: exec as SqlStorage['exec'], ensureTables };
 }
 
 export class RecipientSessions {

@@ -129,6 +129,39 @@ describe('a recipient object in the old layout', () => {
     expect(owed).toEqual([]);
     expect(await stub.status(orphan, accountId, 'backend')).toBeNull();
   });
+
+  it('a send moves the old layout before it counts, and a full send limit still refuses it', async () => {
+    const { accountId } = await newAccount();
+    const email = uniqueAddress('old-layout-send');
+    const id = env.OTP_RECIPIENT.idFromName(`${accountId}:${email}`);
+    const stub = env.OTP_RECIPIENT.get(id);
+    const pending = newSessionId(id.toString());
+    const now = Date.now();
+    await runInDurableObject(stub, (_instance, state) => {
+      const sql = state.storage.sql;
+      sql.exec(OLD_LAYOUT);
+      const insert = `INSERT INTO sessions VALUES (?, ?, 'backend', ?, ?, 6, ?, 0, 5, 'pending', ?, NULL)`;
+      sql.exec(insert, pending, accountId, email, 'a'.repeat(64), now + 600_000, now - 3000);
+      for (let i = 0; i < 3; i++) sql.exec("INSERT INTO log_hits (log, at) VALUES ('sends', ?)", now - 1000);
+    });
+    await evictDurableObject(stub);
+
+    const session = {
+      sessionId: newSessionId(id.toString()),
+      accountId,
+      channel: 'backend' as const,
+      email,
+      codeHash: 'd'.repeat(64),
+      digits: 6,
+      expiresAt: now + 600_000,
+      maxAttempts: 5,
+      mail: { subject: 'Your code', from: { email: 'no-reply@postcode.dev', name: null } },
+    };
+    expect((await stub.start(session, SEND_LIMIT)).allowed).toBe(false);
+    expect(await tablesOf(stub)).toEqual(['log_hits', 'otp_sessions']);
+    expect(await stub.status(pending, accountId, 'backend')).toMatchObject({ status: 'pending', email });
+    expect(await stub.status(session.sessionId, accountId, 'backend')).toBeNull();
+  });
 });
 
 describe('a new recipient object', () => {

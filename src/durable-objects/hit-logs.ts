@@ -153,13 +153,6 @@ export class AlarmClock {
     await this.storage.setAlarm(at);
   }
 
-  /** Sets the alarm to `at`, later or earlier than it was (the owner knows nothing is due before). */
-  async moveTo(at: number): Promise<void> {
-    if (this.at === at) return;
-    this.at = at; // before the await, so a concurrent call sees it
-    await this.storage.setAlarm(at);
-  }
-
   /** The alarm is running: what it leaves set is read again when next needed. */
   ringing(): void {
     this.at = undefined;

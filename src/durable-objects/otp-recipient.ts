@@ -235,23 +235,9 @@ export class OtpRecipient extends DurableObject {
     };
   }
 
-  /**
-   * The engine has written this fact to D1: nothing left for the alarm. The alarm was brought forward to
-   * bound the fact; it goes back to the object's next clean-up (unless another fact still needs it sooner),
-   * sparing a wake a minute later that would find nothing to do.
-   */
-  async settle(sessionId: string, kind: SessionFact['kind']): Promise<void> {
+  /** The engine has written this fact to D1: nothing left for the alarm. */
+  settle(sessionId: string, kind: SessionFact['kind']): void {
     this.outbox.settle(sessionId, kind);
-    const at = this.nextWake(Date.now());
-    if (at !== null) await this.alarmClock.moveTo(at);
-  }
-
-  /** Deletes what is past its keep time; returns when the object must wake next (null: never). */
-  private nextWake(now: number): number | null {
-    const due = [this.sessions.prune(now), this.logs.prune(now), this.outbox.nextFlush(now)].filter(
-      (at) => at !== null,
-    );
-    return due.length > 0 ? Math.min(...due) : null;
   }
 
   /**
@@ -269,7 +255,9 @@ export class OtpRecipient extends DurableObject {
         console.error('session fact not written yet', sessionId, fact.kind, String(error));
       }
     }
-    const at = this.nextWake(now);
-    if (at !== null) await this.alarmClock.moveTo(at);
+    const due = [this.sessions.prune(now), this.logs.prune(now), this.outbox.nextFlush(now)].filter(
+      (at) => at !== null,
+    );
+    if (due.length > 0) await this.ctx.storage.setAlarm(Math.min(...due));
   }
 }

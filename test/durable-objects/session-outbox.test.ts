@@ -4,7 +4,6 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { NewOtpSession } from '../../src/durable-objects/otp-recipient';
-import { FLUSH_AFTER_MS } from '../../src/durable-objects/session-outbox';
 import { newSessionId } from '../../src/ids';
 import { call, codeFromInbox, eventually, newAccount, uniqueAddress } from '../support/api';
 import type { OtpSent } from '../support/responses';
@@ -52,8 +51,6 @@ const age = (stub: DurableObjectStub) =>
   runInDurableObject(stub, (_instance, state) => {
     state.storage.sql.exec('UPDATE otp_sessions SET fact_at = fact_at - 120000 WHERE fact IS NOT NULL');
   });
-
-const alarmOf = (stub: DurableObjectStub) => runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
 
 const historyRows = (sessionId: string) =>
   env.DB.prepare('SELECT COUNT(*) AS n FROM otp_verifications WHERE session_id = ?')
@@ -129,31 +126,5 @@ describe('session outbox', () => {
       async () => ((await outboxRows(env.OTP_RECIPIENT.get(objectId))).length === 0 ? true : undefined),
       'the outbox to settle',
     );
-    // The alarm went back to the object's next clean-up: no wake a minute later to find nothing owed.
-    const alarm = await eventually(async () => {
-      const at = await alarmOf(env.OTP_RECIPIENT.get(objectId));
-      return at !== null && at > Date.now() + 30 * 60_000 ? at : undefined;
-    }, 'the alarm to go back to the next clean-up');
-    expect(alarm).toBeGreaterThan(Date.now() + FLUSH_AFTER_MS);
-  });
-
-  it('a fact let go keeps the alarm within the bound of another fact still owed', async () => {
-    const { accountId } = await newAccount();
-    const first = await sessionOf(accountId);
-    const second = { ...first.session, sessionId: newSessionId(first.session.sessionId.split('_')[1]!) };
-    await first.stub.start(second, LIMITS.send);
-    const verifyBoth = [first.session.sessionId, second.sessionId].map((sessionId) =>
-      first.stub.verify({ ...first.attempt('a'.repeat(64)), sessionId }, LIMITS.failures),
-    );
-    expect((await Promise.all(verifyBoth)).map((o) => o.result)).toEqual(['verified', 'verified']);
-    const bound = Date.now() + FLUSH_AFTER_MS;
-
-    await first.stub.settle(first.session.sessionId, 'verified');
-    expect(await alarmOf(first.stub)).toBeLessThanOrEqual(bound);
-    expect(await outboxRows(first.stub)).toEqual([{ kind: 'verified' }]);
-
-    await first.stub.settle(second.sessionId, 'verified');
-    expect(await alarmOf(first.stub)).toBeGreaterThan(Date.now() + 30 * 60_000);
-    expect(await outboxRows(first.stub)).toEqual([]);
   });
 });

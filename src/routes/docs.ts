@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
+import scalarBundle from '../../vendor/scalar/standalone.js.gz';
 import { anyone } from '../auth/guards';
 import { config } from '../config';
 import type { AppEnv } from '../env';
@@ -25,11 +26,56 @@ const referenceRoute = route({
   success: { status: 200, description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
 });
 
+const SCRIPT_PATH = '/vendor/scalar/standalone.js';
+
+const referenceScriptRoute = route({
+  method: 'get',
+  path: SCRIPT_PATH,
+  tag: 'Service',
+  summary: "The interactive reference's script",
+  description: 'The Scalar API reference bundle that `/docs` loads (gzip-encoded when the client accepts gzip).',
+  guard: anyone,
+  success: {
+    status: 200,
+    description: 'JavaScript',
+    content: { 'text/javascript': { schema: { type: 'string' } } },
+  },
+});
+
+/** Whether the client takes gzip (`Accept-Encoding`, a `q=0` refusal respected). */
+const acceptsGzip = (acceptEncoding: string | undefined) =>
+  (acceptEncoding ?? '')
+    .split(',')
+    .map((part) =>
+      part
+        .trim()
+        .toLowerCase()
+        .split(/\s*;\s*/),
+    )
+    .some(([coding, q]) => (coding === 'gzip' || coding === '*') && !/^q=0(\.0*)?$/.test(q ?? ''));
+
+/**
+ * The bundle as the install gzipped it (scripts/vendor-docs.mjs): sent as it is to a client that takes gzip,
+ * decompressed on the way to one that does not.
+ */
+function referenceScript(acceptEncoding: string | undefined): Response {
+  const gzip = acceptsGzip(acceptEncoding);
+  const headers = {
+    'Content-Type': 'text/javascript; charset=utf-8',
+    'Cache-Control': 'public, max-age=3600',
+    Vary: 'Accept-Encoding',
+  };
+  if (gzip)
+    return new Response(scalarBundle, { headers: { ...headers, 'Content-Encoding': 'gzip' }, encodeBody: 'manual' });
+  const body = new Blob([scalarBundle]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Response(body, { headers });
+}
+
 const reference = Scalar({
   url: '/api/v1/openapi.json',
   pageTitle: 'postcode API reference',
-  // Served from this Worker's static assets (public/vendor), never from a CDN.
-  cdn: '/vendor/scalar/standalone.js',
+  // Served by this Worker (referenceScriptRoute), never from a CDN.
+  cdn: SCRIPT_PATH,
   withDefaultFonts: false,
   defaultOpenAllTags: true,
   // Only what works offline: no AI agent, MCP, deploy toolbar, developer tools or telemetry.
@@ -50,5 +96,6 @@ export function docsRoutes(app: OpenAPIHono<AppEnv>) {
       if (cached?.baseUrl !== baseUrl) cached = { baseUrl, document: buildDocument(app, baseUrl) };
       return c.json(cached.document as never, 200);
     })
-    .openapi(referenceRoute, (c, next) => reference(c as never, next) as Promise<Response>);
+    .openapi(referenceRoute, (c, next) => reference(c as never, next) as Promise<Response>)
+    .openapi(referenceScriptRoute, (c) => referenceScript(c.req.header('Accept-Encoding')) as never);
 }

@@ -82,11 +82,12 @@ describe('OpenAPI document', () => {
     expect(doc.openapi).toBe('3.1.0');
   });
 
-  it('the /docs bundle is a static asset; other paths, even beside it, are answered by the Worker', async () => {
+  it('the /docs bundle is served by the Worker; other paths, even beside it, are its JSON 404', async () => {
     const script = await fetch(`${service.baseUrl}/vendor/scalar/standalone.js`);
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toMatch(/javascript/);
-    await script.arrayBuffer();
+    expect(script.headers.get('content-encoding')).toBe('gzip'); // fetch asks for it, and decodes it
+    expect(await script.text()).toContain('createApiReference');
     for (const path of ['/vendor/no-such-file.js', '/no-such-route']) {
       const res = await fetch(service.baseUrl + path);
       expect(res.status).toBe(404);
@@ -102,6 +103,7 @@ describe('OpenAPI document', () => {
     await check('GET', '/health', T('/health'));
     await check('GET', '/api/v1/openapi.json', T('/api/v1/openapi.json'));
     await check('GET', '/docs', T('/docs'));
+    await check('GET', '/vendor/scalar/standalone.js', T('/vendor/scalar/standalone.js'));
 
     // Operator API: a fresh account with every credential
     const account = (

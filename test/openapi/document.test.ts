@@ -1,3 +1,4 @@
+import { exports } from 'cloudflare:workers';
 import type { z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
@@ -274,6 +275,46 @@ describe('GET /docs', () => {
       '"telemetry":false',
     ]) {
       expect(config).toContain(setting);
+    }
+  });
+});
+
+describe('GET /vendor/scalar/standalone.js', () => {
+  const fetchScript = (acceptEncoding?: string) =>
+    exports.default.fetch(
+      new Request('http://postcode.test/vendor/scalar/standalone.js', {
+        headers: acceptEncoding === undefined ? {} : { 'Accept-Encoding': acceptEncoding },
+      }),
+    );
+
+  it('serves the reference bundle gzipped to a client that takes gzip, and the same script decoded to one that does not', async () => {
+    const gzipped = await fetchScript('br, gzip');
+    expect(gzipped.status).toBe(200);
+    expect(gzipped.headers.get('Content-Type')).toBe('text/javascript; charset=utf-8');
+    expect(gzipped.headers.get('Content-Encoding')).toBe('gzip');
+    expect(gzipped.headers.get('Vary')).toBe('Accept-Encoding');
+    expect(gzipped.headers.get('X-Request-Id')).toMatch(/^req_/);
+    const script = await gzipped.text(); // decoded by the runtime's fetch, as a browser does
+    expect(script.length).toBeGreaterThan(1_000_000);
+    expect(script).toContain('createApiReference');
+
+    for (const acceptEncoding of [undefined, 'identity', 'gzip;q=0, br']) {
+      const plain = await fetchScript(acceptEncoding);
+      expect(plain.status, String(acceptEncoding)).toBe(200);
+      expect(plain.headers.get('Content-Encoding'), String(acceptEncoding)).toBeNull();
+      expect(await plain.text(), String(acceptEncoding)).toBe(script);
+    }
+  });
+
+  it('is the only file beside it: other paths under /vendor are the JSON 404', async () => {
+    for (const path of [
+      '/vendor/scalar/standalone.js.gz',
+      '/vendor/scalar/other.js',
+      '/public/vendor/scalar/standalone.js',
+    ]) {
+      const res = await call('GET', path);
+      expect(res.status, path).toBe(404);
+      expect(res.json.error.code, path).toBe('NOT_FOUND');
     }
   });
 });

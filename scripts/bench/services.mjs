@@ -67,7 +67,9 @@ export function startProbe(root, stateDir) {
   const wrangler = join(root, 'node_modules/.bin/wrangler');
   const args = ['dev', '--config', join(root, 'scripts/bench/probe/wrangler.toml'), '--ip', '127.0.0.1'];
   args.push('--port', String(PROBE_PORT), '--persist-to', stateDir, '--show-interactive-dev-session=false');
-  args.push('--log-level', 'error', '--var', `SMTP_PORT:${SMTP_PORT}`);
+  // postcode runs with --test-scheduled (scripts/start.mjs), which puts wrangler's /__scheduled check (a URL
+  // parse) in front of every request; the probe takes the same flag so that neither side pays it alone.
+  args.push('--test-scheduled', '--log-level', 'error', '--var', `SMTP_PORT:${SMTP_PORT}`);
   return spawn(wrangler, args, {
     cwd: root,
     detached: true,

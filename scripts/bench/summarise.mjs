@@ -42,6 +42,11 @@ if (runs.every((run) => run.queue.framework)) {
       `${fixed(of(ratio('endpoint', 'framework')))} (${range(ratio('endpoint', 'framework'))})`,
   );
 }
+if (runs.every((run) => run.verify.endpoint.laterCpuMsPerRequest !== undefined)) {
+  // The verifies' work a minute later (their objects' outbox alarms), waited out before the next phase.
+  const later = (s) => fixed(of((run) => run.verify[s].laterCpuMsPerRequest));
+  console.log(`\nOTP verify, worker-thread CPU a minute later per verify: ${later('endpoint')} / ${later('floor')} ms`);
+}
 console.log('\n| Single request | postcode p50 / p99 | floor p50 / p99 |');
 console.log('|---|---|---|');
 for (const name of ['bare', 'queue', 'verify', 'send']) {

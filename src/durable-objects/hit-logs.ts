@@ -133,28 +133,63 @@ function decide(hits: number[], rule: WindowRule, now: number, allowed: boolean)
 
 /**
  * An object's one alarm (its clean-ups share it), with its time remembered: only the object sets it, so a
- * warm object neither reads nor writes storage when the alarm is already due early enough.
+ * warm object neither reads nor writes storage when the alarm is already due early enough. A fact owed to
+ * D1 brings it forward (`bound`) and, once written, lets it go back (`unbound`) to what the clean-ups need.
  */
 export class AlarmClock {
   /** undefined: not known (never read, or the alarm has run since). */
   private at: number | null | undefined;
+  /**
+   * While a fact holds the alarm early: when the clean-ups need it (null: never). undefined: no fact holds
+   * it, or this instance does not know (it was made after the fact, or the alarm has run since).
+   */
+  private cleanupsAt: number | null | undefined;
 
   constructor(private readonly storage: DurableObjectStorage) {}
 
-  /** Sets the alarm to `at` unless one is already due earlier. */
-  async noLaterThan(at: number): Promise<void> {
+  private async known(): Promise<number | null> {
     if (this.at === undefined) {
       const stored = await this.storage.getAlarm();
       // A concurrent call may have set it while this one read.
       if (this.at === undefined) this.at = stored;
     }
-    if (this.at !== null && this.at <= at) return;
+    return this.at;
+  }
+
+  /** A clean-up is due at `at`: sets the alarm to it unless one is already due earlier. */
+  async noLaterThan(at: number): Promise<void> {
+    if (this.cleanupsAt !== undefined) this.cleanupsAt = Math.min(this.cleanupsAt ?? Number.POSITIVE_INFINITY, at);
+    const current = await this.known();
+    if (current !== null && current <= at) return;
     this.at = at; // before the await, so a concurrent call sees it
     await this.storage.setAlarm(at);
+  }
+
+  /** A fact must reach D1 by `at`: brings the alarm forward, remembering when the clean-ups need it. */
+  async bound(at: number): Promise<void> {
+    const current = await this.known();
+    if (this.cleanupsAt === undefined) this.cleanupsAt = current;
+    if (current !== null && current <= at) return;
+    this.at = at;
+    await this.storage.setAlarm(at);
+  }
+
+  /**
+   * No fact is owed any more: the alarm goes back to the clean-ups' time, so the object is not woken to find
+   * nothing to do. When that time is not known here, the alarm stays as it is (its run sets it right).
+   */
+  async unbound(): Promise<void> {
+    const at = this.cleanupsAt;
+    if (at === undefined) return;
+    this.cleanupsAt = undefined;
+    if (at === this.at) return;
+    this.at = at;
+    await (at === null ? this.storage.deleteAlarm() : this.storage.setAlarm(at));
   }
 
   /** The alarm is running: what it leaves set is read again when next needed. */
   ringing(): void {
     this.at = undefined;
+    this.cleanupsAt = undefined;
   }
 }

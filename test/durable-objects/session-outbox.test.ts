@@ -52,6 +52,9 @@ const age = (stub: DurableObjectStub) =>
     state.storage.sql.exec('UPDATE otp_sessions SET fact_at = fact_at - 120000 WHERE fact IS NOT NULL');
   });
 
+/** When the object's alarm is due (null: none). */
+const alarmOf = (stub: DurableObjectStub) => runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+
 const historyRows = (sessionId: string) =>
   env.DB.prepare('SELECT COUNT(*) AS n FROM otp_verifications WHERE session_id = ?')
     .bind(sessionId)
@@ -126,5 +129,42 @@ describe('session outbox', () => {
       async () => ((await outboxRows(env.OTP_RECIPIENT.get(objectId))).length === 0 ? true : undefined),
       'the outbox to settle',
     );
+  });
+  it('once the engine has written a verification, the alarm goes back to the clean-up: no wake a minute later', async () => {
+    const { serverKey } = await newAccount();
+    const email = uniqueAddress('unbound');
+    const sent = await call<OtpSent>('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
+    const stub = env.OTP_RECIPIENT.get(env.OTP_RECIPIENT.idFromString(sent.json.data.sessionId.split('_')[1]!));
+    const cleanupAt = await alarmOf(stub);
+    expect(cleanupAt).toBeGreaterThan(Date.now() + 3_500_000); // the send log's prune, an hour on
+    const code = await codeFromInbox(email);
+    await call('POST', '/api/v1/backend-otp/verify', {
+      token: serverKey,
+      body: { sessionId: sent.json.data.sessionId, email, code },
+    });
+    await eventually(async () => ((await outboxRows(stub)).length === 0 ? true : undefined), 'the outbox to settle');
+    expect(await alarmOf(stub)).toBe(cleanupAt);
+  });
+
+  it('a fact still owed keeps the alarm early when another is let go; the last one lets it go back', async () => {
+    const { accountId } = await newAccount();
+    const { stub, session, attempt } = await sessionOf(accountId);
+    const second = { ...session, sessionId: newSessionId(stub.id.toString()) };
+    await stub.start(second, LIMITS.send);
+    const cleanupAt = (await alarmOf(stub))!;
+
+    expect(await stub.verify(attempt(session.codeHash), LIMITS.failures)).toMatchObject({ result: 'verified' });
+    const wrong = { ...attempt('b'.repeat(64)), sessionId: second.sessionId };
+    await stub.verify(wrong, LIMITS.failures);
+    expect(await stub.verify(wrong, LIMITS.failures)).toMatchObject({ attemptsLeft: 0 });
+    expect(await outboxRows(stub)).toHaveLength(2);
+    const boundAt = (await alarmOf(stub))!;
+    expect(boundAt).toBeLessThanOrEqual(Date.now() + 60_000);
+
+    await stub.settle(session.sessionId, 'verified');
+    expect(await alarmOf(stub)).toBe(boundAt); // the lock is still owed
+    await stub.settle(second.sessionId, 'locked');
+    // Back to the earliest clean-up: the send log's prune (the failures log's comes later).
+    expect(await alarmOf(stub)).toBe(cleanupAt);
   });
 });

@@ -26,6 +26,7 @@ it('every route but the public ones has a guard', () => {
     'GET /api/v1/openapi.json',
     'GET /docs',
     'GET /health',
+    'GET /vendor/scalar/standalone.js',
     'GET /verify',
     'POST /verify',
   ]);

@@ -156,22 +156,25 @@ export class AlarmClock {
     return this.at;
   }
 
-  /** A clean-up is due at `at`: sets the alarm to it unless one is already due earlier. */
-  async noLaterThan(at: number): Promise<void> {
-    if (this.cleanupsAt !== undefined) this.cleanupsAt = Math.min(this.cleanupsAt ?? Number.POSITIVE_INFINITY, at);
+  /** Sets the alarm to `at` unless one is already due earlier. */
+  private async earlier(at: number): Promise<void> {
     const current = await this.known();
     if (current !== null && current <= at) return;
     this.at = at; // before the await, so a concurrent call sees it
     await this.storage.setAlarm(at);
   }
 
+  /** A clean-up is due at `at`: sets the alarm to it unless one is already due earlier. */
+  async noLaterThan(at: number): Promise<void> {
+    if (this.cleanupsAt !== undefined) this.cleanupsAt = Math.min(this.cleanupsAt ?? Number.POSITIVE_INFINITY, at);
+    await this.earlier(at);
+  }
+
   /** A fact must reach D1 by `at`: brings the alarm forward, remembering when the clean-ups need it. */
   async bound(at: number): Promise<void> {
     const current = await this.known();
     if (this.cleanupsAt === undefined) this.cleanupsAt = current;
-    if (current !== null && current <= at) return;
-    this.at = at;
-    await this.storage.setAlarm(at);
+    await this.earlier(at);
   }
 
   /**

@@ -27,9 +27,13 @@ export function withIdempotency<C extends IdempotentContext, A extends unknown[]
     if (!KEY_FORMAT.test(key)) {
       throw new ApiError('INVALID_INPUT', 'Idempotency-Key: expected 1-255 visible ASCII characters');
     }
-    const accountId = c.var.credential.accountId;
+    const { credential } = c.var;
+    const space = {
+      accountId: credential.accountId,
+      test: credential.kind === 'api_key' && credential.mode === 'test',
+    };
     const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${c.var.jsonBody ?? ''}`);
-    const { claimed, claimId, record } = await claimIdempotencyKey(c.env.DB, accountId, key, requestHash);
+    const { claimed, claimId, record } = await claimIdempotencyKey(c.env.DB, space, key, requestHash);
     if (!claimed) {
       if (record.requestHash !== requestHash) {
         throw new ApiError('IDEMPOTENCY_CONFLICT', 'Idempotency-Key: already used with a different request body');
@@ -46,13 +50,13 @@ export function withIdempotency<C extends IdempotentContext, A extends unknown[]
     try {
       response = await handler(c, ...rest);
     } catch (error) {
-      await abandonIdempotencyKey(c.env.DB, accountId, key, claimId);
+      await abandonIdempotencyKey(c.env.DB, space, key, claimId);
       throw error;
     }
     if (response.status < 300) {
-      await completeIdempotencyKey(c.env.DB, accountId, key, claimId, response.status, await response.clone().text());
+      await completeIdempotencyKey(c.env.DB, space, key, claimId, response.status, await response.clone().text());
     } else {
-      await abandonIdempotencyKey(c.env.DB, accountId, key, claimId);
+      await abandonIdempotencyKey(c.env.DB, space, key, claimId);
     }
     return response;
   };

@@ -11,6 +11,7 @@ const emailData = z.object({
     .enum(['SCHEDULED', 'QUEUED', 'SENT', 'FAILED', 'SUPPRESSED', 'CANCELED'])
     .openapi({ description: "The email's status after the fact" }),
   tags: z.array(z.object({ name: z.string(), value: z.string() })).openapi({ description: "The email's tags" }),
+  test: z.boolean().openapi({ description: 'Queued with a test key: simulated, never sent over SMTP' }),
   recipient: z.string().optional().openapi({ description: 'The recipient this outcome is about' }),
   reply: z.string().optional().openapi({ description: "The SMTP server's reply (deferred, failed)" }),
 });

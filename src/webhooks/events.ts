@@ -26,6 +26,8 @@ export type EmailEventData = {
   subject: string;
   status: string;
   tags: { name: string; value: string }[];
+  /** Queued with a test key (its mail never reaches SMTP). */
+  test: boolean;
   recipient?: string;
   reply?: string;
 };

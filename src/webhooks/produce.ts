@@ -10,7 +10,7 @@ import type { AttemptResult, Recipient } from '../mail/outcome';
 import { queueDeliveries } from './deliver';
 import type { EmailEventData, WebhookEvent } from './events';
 
-type EmailFacts = Pick<EmailRecord, 'id' | 'toAddresses' | 'subject' | 'tags'>;
+type EmailFacts = Pick<EmailRecord, 'id' | 'toAddresses' | 'subject' | 'tags' | 'test'>;
 
 const emailData = (email: EmailFacts, status: string, extra: Partial<EmailEventData> = {}): EmailEventData => ({
   emailId: email.id,
@@ -18,6 +18,7 @@ const emailData = (email: EmailFacts, status: string, extra: Partial<EmailEventD
   subject: email.subject,
   status,
   tags: email.tags,
+  test: email.test,
   ...extra,
 });
 

@@ -1,7 +1,17 @@
 // Test keys (`pc_test_…`): the whole mail pipeline without SMTP, kept apart from live mail.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { admin, call, eventually, expectError, inbox, newAccount, sendLogTotal, uniqueAddress } from '../support/api';
+import {
+  admin,
+  call,
+  eventually,
+  expectError,
+  inbox,
+  newAccount,
+  sendLogTotal,
+  uniqueAddress,
+  waitForInbox,
+} from '../support/api';
 import type { EmailDetail, EmailList, QueuedEmail } from '../support/responses';
 import { newWebhook, waitForEvents } from '../support/webhooks';
 
@@ -70,6 +80,7 @@ describe('mail sent with a test key', () => {
     expect(email.events.map((e) => e.type)).toEqual(['queued', 'sent']);
     const events = await waitForEvents(hook.key, ['email.queued', 'email.sent']);
     expect(events.map((e) => e.payload.data.emailId)).toEqual([res.json.data.id, res.json.data.id]);
+    expect(events.map((e) => e.payload.data.test)).toEqual([true, true]);
     await new Promise((r) => setTimeout(r, 500));
     expect(await inbox(to)).toEqual([]);
   });
@@ -94,6 +105,39 @@ describe('mail sent with a test key', () => {
     const cancel = (token: string) => call('POST', `/api/v1/emails/${scheduled.json.data.id}/cancel`, { token });
     expectError(await cancel(mailKey), 404, 'EMAIL_NOT_FOUND');
     expect((await cancel(key)).status).toBe(200);
+  });
+
+  it('live mail events say test: false', async () => {
+    const { mailKey } = await newAccount();
+    const hook = await newWebhook(mailKey, ['email.queued']);
+    const res = await queue(mailKey, { to: uniqueAddress('live'), subject: 'Live', text: 'x' });
+    const [event] = await waitForEvents(hook.key, ['email.queued']);
+    expect(event!.payload.data).toMatchObject({ emailId: res.json.data.id, test: false });
+  });
+
+  it('an Idempotency-Key used by a test key is a different key for a live key, and the other way round', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const { key } = await testKey(accountId);
+    const to = uniqueAddress('idem-mode');
+    const body = { to, subject: 'Once per mode', text: 'x' };
+    const send = (token: string, idem: string) =>
+      call<QueuedEmail>('POST', '/api/v1/emails', { token, body, headers: { 'Idempotency-Key': idem } });
+    const test = await send(key, 'order-7');
+    const live = await send(mailKey, 'order-7');
+    expect(live.status).toBe(200);
+    expect(live.headers.get('Idempotent-Replayed')).toBeNull();
+    expect(live.json.data.id).not.toBe(test.json.data.id);
+    expect((await detail(mailKey, live.json.data.id)).status).toBe(200);
+    await waitForInbox(to);
+    // Each mode replays its own first response.
+    expect((await send(key, 'order-7')).json.data.id).toBe(test.json.data.id);
+    expect((await send(mailKey, 'order-7')).json.data.id).toBe(live.json.data.id);
+    // Live first, then test: the test key gets its own email, never the live id.
+    const liveFirst = await send(mailKey, 'order-8');
+    const testAfter = await send(key, 'order-8');
+    expect(testAfter.headers.get('Idempotent-Replayed')).toBeNull();
+    expect(testAfter.json.data.id).not.toBe(liveFirst.json.data.id);
+    expect((await detail(key, testAfter.json.data.id)).json.data.test).toBe(true);
   });
 
   it('bounce@postcode.test: a simulated 550, FAILED, and not added to the suppression list', async () => {

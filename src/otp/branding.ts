@@ -6,9 +6,33 @@ import { IsolateCache } from '../isolate-cache';
 
 const cache = new IsolateCache<OtpBranding | null>();
 
-/** The account's branding (null: no such account). */
+/**
+ * The documented form of `logoUrl`: https, a host a CSP source expression can name (letters, digits, hyphens,
+ * dots: a `;` or `,` there would end the page's img-src directive and start another), an optional port, then a
+ * path, query or fragment without spaces, controls or backslashes (which the URL parser reads as slashes).
+ */
+export const LOGO_URL_PATTERN =
+  '^https://[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?([/?#][^\\x00-\\x20\\x7f\\\\]*)?$';
+const logoUrlShape = new RegExp(LOGO_URL_PATTERN);
+
+/** A logo URL in the documented form, as the URL parser normalises it (which must keep that form); else null. */
+export function parseLogoUrl(value: string): URL | null {
+  if (value.length > 2048 || !logoUrlShape.test(value) || !URL.canParse(value)) return null;
+  const url = new URL(value);
+  return url.protocol === 'https:' && logoUrlShape.test(url.href) ? url : null;
+}
+
+/** The account's branding (null: no such account); a stored logo not in the documented form is left out. */
 export const brandingOf = (env: Bindings, accountId: string, now = Date.now()): Promise<OtpBranding | null> =>
-  cache.get(accountId, () => findOtpBranding(env.DB, accountId), now);
+  cache.get(
+    accountId,
+    async () => {
+      const branding = await findOtpBranding(env.DB, accountId);
+      if (!branding?.logoUrl) return branding;
+      return { ...branding, logoUrl: parseLogoUrl(branding.logoUrl)?.href ?? null };
+    },
+    now,
+  );
 
 /** After a PUT: this isolate shows the new branding from the next request on. */
 export const forgetBranding = (accountId: string) => cache.forget(accountId);

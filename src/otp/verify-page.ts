@@ -3,7 +3,7 @@
 import type { OtpBranding } from '../db/otp-branding';
 import type { VerifyOutcome } from '../durable-objects/otp-recipient';
 import { escapeHtml } from '../mail/template';
-import { accentColors } from './branding';
+import { accentColors, parseLogoUrl } from './branding';
 import { helpLine, type Language } from './languages';
 import { pageText, wrongCodeText } from './page-text';
 
@@ -127,11 +127,16 @@ function linkForm(sessionId: string, token: string, email: string, language: Lan
 <p><a href="${escapeHtml(codeUrl)}">${escapeHtml(text.codeInstead)}</a></p>`;
 }
 
+/** The logo, parsed: the page shows it and its CSP names its origin only when it has the documented form. */
+const logoOf = (branding: OtpBranding | null | undefined) =>
+  branding?.logoUrl ? parseLogoUrl(branding.logoUrl) : null;
+
 /** The account's look: logo and product name above the title, the accent on the button, the support line. */
 function brandParts(branding: OtpBranding | null | undefined, language: Language) {
   const colors = branding?.accentColor ? accentColors(branding.accentColor) : null;
-  const logo = branding?.logoUrl
-    ? `<img class="logo" src="${escapeHtml(branding.logoUrl)}" alt="${escapeHtml(branding.productName ?? '')}" height="40">`
+  const logoUrl = logoOf(branding);
+  const logo = logoUrl
+    ? `<img class="logo" src="${escapeHtml(logoUrl.href)}" alt="${escapeHtml(branding?.productName ?? '')}" height="40">`
     : '';
   const name = branding?.productName ? `<p class="product">${escapeHtml(branding.productName)}</p>` : '';
   const support = branding?.supportEmail;
@@ -146,8 +151,7 @@ function brandParts(branding: OtpBranding | null | undefined, language: Language
 }
 
 /** The image origin the page's Content-Security-Policy allows: the logo's, else none. */
-export const logoOrigin = (branding: OtpBranding | null | undefined) =>
-  branding?.logoUrl ? new URL(branding.logoUrl).origin : null;
+export const logoOrigin = (branding: OtpBranding | null | undefined) => logoOf(branding)?.origin ?? null;
 
 export function renderVerifyPage(options: {
   sessionId: string;

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { parseIpRange } from '../auth/ip-allowlist';
 import { SCOPES } from '../db/credentials';
 import { isSafeDisplayName } from '../mail/address';
+import { LOGO_URL_PATTERN, parseLogoUrl } from '../otp/branding';
 import { emailAddress, envelope, label, resourceId } from './common';
 
 export const createAccountBody = z.strictObject({ name: label });
@@ -48,27 +49,33 @@ export const updateSettingsBody = z.strictObject({
   dailyAllowance: z.number().int('expected a whole number').min(0).max(1_000_000_000).nullable().optional(),
 });
 
-const httpsUrl = z
+const logoUrl = z
   .string()
   .max(2048, 'must be at most 2048 characters')
-  .refine((value) => {
-    // The URL parser drops tabs and line breaks: refuse them (and spaces, controls) before it does.
-    if (/[\x00-\x20\x7f]/.test(value) || !URL.canParse(value)) return false;
-    const url = new URL(value);
-    return url.protocol === 'https:' && !url.username && !url.password;
-  }, 'expected an https URL without credentials')
-  .openapi({
-    format: 'uri',
-    pattern: '^https://[^\\x00-\\x20\\x7f]+$',
-    description: 'An https URL (no user or password, no spaces or control characters)',
-  });
+  .transform((value, ctx) => {
+    const url = parseLogoUrl(value);
+    if (url) return url.href;
+    ctx.addIssue({
+      code: 'custom',
+      message: 'expected an https URL of a host name (letters, digits, hyphens, dots), without credentials',
+    });
+    return z.NEVER;
+  })
+  .openapi({ format: 'uri', pattern: LOGO_URL_PATTERN });
 
 /** PUT …/otp-branding: replaces the branding; a field left out or null is cleared. */
 export const otpBrandingBody = z.strictObject({
   productName: label.max(100, 'must be at most 100 characters').nullable().optional().openapi({
     description: 'Shown at the top of OTP mail and the hosted page; `{{productName}}` in OTP templates',
   }),
-  logoUrl: httpsUrl.nullable().optional().openapi({ description: 'A logo above the product name (https only)' }),
+  logoUrl: logoUrl
+    .nullable()
+    .optional()
+    .openapi({
+      description:
+        'A logo above the product name: an https URL whose host is a name of letters, digits, hyphens and dots, ' +
+        'without user, password, spaces, control characters or backslashes; stored as the URL parser normalises it',
+    }),
   accentColor: z
     .string()
     .regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour as #rrggbb')

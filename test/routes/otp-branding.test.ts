@@ -1,4 +1,5 @@
 // Per-account OTP branding: the operator API that sets it, and the OTP mail and hosted page that show it.
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { accentColors } from '../../src/otp/branding';
 import { admin, call, expectError, expectFieldErrors, newAccount, uniqueAddress, waitForInbox } from '../support/api';
@@ -82,6 +83,15 @@ describe('PUT /admin/v1/accounts/{accountId}/otp-branding', () => {
         [{ logoUrl: 'https://user:pw@acme.example/logo.png' }, 'logoUrl'],
         [{ logoUrl: `https://acme.example/${'a'.repeat(2048)}` }, 'logoUrl'],
         [{ logoUrl: 'https://acme.example/logo.png\r\nX-Injected: 1' }, 'logoUrl'],
+        // A host a CSP source cannot name: its `;` would end the img-src directive and start another.
+        [{ logoUrl: 'https://a.example;script-src-elem/logo.png' }, 'logoUrl'],
+        [{ logoUrl: 'https://a.example;report-uri/logo.png' }, 'logoUrl'],
+        [{ logoUrl: 'https://a.example%3Bsandbox/logo.png' }, 'logoUrl'],
+        [{ logoUrl: 'https://a.example,evil.example/logo.png' }, 'logoUrl'],
+        // Backslashes the URL parser reads as slashes: not the documented https:// form.
+        [{ logoUrl: 'https:\\\\evil.example\\logo.png' }, 'logoUrl'],
+        [{ logoUrl: 'https://evil.example\\logo.png' }, 'logoUrl'],
+        [{ logoUrl: 'https:evil.example/logo.png' }, 'logoUrl'],
         [{ accentColor: 'red' }, 'accentColor'],
         [{ accentColor: '#12345' }, 'accentColor'],
         [{ accentColor: '#123456;background:url(x)' }, 'accentColor'],
@@ -93,6 +103,15 @@ describe('PUT /admin/v1/accounts/{accountId}/otp-branding', () => {
       ],
     );
     expectError(await putBranding('acc_unknown0000000000', BRANDING), 404, 'NOT_FOUND');
+  });
+
+  it('stores the URL as the parser normalises it', async () => {
+    const { accountId } = await newAccount();
+    const set = await putBranding(accountId, { logoUrl: 'https://CDN.Acme.example:443/a/../logo.png?v=1' });
+    expect(set.status, JSON.stringify(set.json)).toBe(200);
+    expect(set.json.data.logoUrl).toBe('https://cdn.acme.example/logo.png?v=1');
+    const read = await admin<Branding>('GET', path(accountId));
+    expect(read.json.data.logoUrl).toBe('https://cdn.acme.example/logo.png?v=1');
   });
 });
 
@@ -171,6 +190,32 @@ describe('the hosted page in the account look', () => {
     });
     expect(answer.text).toContain('<p class="product">Acme Cloud</p>');
     expect(answer.text).toContain('aria-invalid="true"');
+  });
+
+  it('builds its CSP from the parsed origin: a stored logo whose host a CSP cannot name shows no logo', async () => {
+    for (const logoUrl of ['https://a.example;script-src-elem/logo.png', 'https://a.example;sandbox/logo.png']) {
+      const { accountId, serverKey } = await newAccount();
+      // As a row written before the rule on logoUrl held.
+      await env.DB.prepare('INSERT INTO otp_branding (account_id, logo_url, updated_at) VALUES (?, ?, ?)')
+        .bind(accountId, logoUrl, new Date().toISOString())
+        .run();
+      const email = uniqueAddress('page-bad-logo');
+      const { sessionId } = await sendAndRead('/api/v1/email-verification/send', serverKey, email);
+      const page = await call('GET', `/verify?sessionId=${sessionId}`);
+      expect(page.status).toBe(200);
+      const policy = page.headers.get('Content-Security-Policy')!;
+      expect(policy).not.toContain('img-src');
+      expect(policy.split(';').map((directive) => directive.trim().split(' ')[0])).toEqual([
+        'default-src',
+        'script-src',
+        'style-src',
+        'connect-src',
+        'form-action',
+        'frame-ancestors',
+        'base-uri',
+      ]);
+      expect(page.text).not.toContain('<img');
+    }
   });
 
   it('an unbranded page allows no images', async () => {

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Bindings } from './env';
 import { ApiError } from './errors';
-import { checkAddress, isSafeDisplayName } from './mail/address';
+import { type Mailbox, parseMailbox } from './mail/address';
 
 export type SmtpSecurity = 'tls' | 'starttls' | 'none';
 
@@ -17,7 +17,7 @@ export type SmtpConfig = {
   timeoutMs: number;
 };
 
-export type Mailbox = { email: string; name: string | null };
+export type { Mailbox };
 
 /** The settings, by group. */
 export type Config = {
@@ -89,14 +89,12 @@ const withDefault = <T extends z.ZodType>(schema: T, value: z.output<T>) =>
 
 /** `Name <addr>` or a bare address; the address and display name pass the same checks as a sender's. */
 const mailbox = z.string().transform((raw, ctx): Mailbox => {
-  const match = raw.match(/^(.*?)\s*<([^<>\s]+)>$/);
-  const email = match ? match[2]! : raw;
-  const name = match ? match[1]!.replace(/^"|"$/g, '') || null : null;
-  if (!checkAddress(email).ok || (name !== null && !isSafeDisplayName(name))) {
+  const parsed = parseMailbox(raw);
+  if (!parsed) {
     ctx.addIssue({ code: 'custom', message: 'expected an address or `Name <address>`' });
     return z.NEVER;
   }
-  return { email, name };
+  return parsed;
 });
 
 const booleanText = z.enum(['true', 'false'], { error: 'expected true or false' }).transform((v) => v === 'true');
@@ -174,6 +172,24 @@ const schema = z
     }),
   );
 
+/** The variables the Worker reads. */
+export const CONFIG_VARIABLES = Object.keys(schema.in.shape);
+
+/** A variable that breaks its rule. */
+export type ConfigProblem = { variable: string; rule: string };
+
+const problemsOf = (error: z.ZodError): ConfigProblem[] =>
+  error.issues.map((issue) => ({ variable: issue.path.join('.'), rule: issue.message }));
+
+/**
+ * Every variable of `vars` that breaks its rule, none for a valid configuration. `npm start` runs it
+ * (scripts/start-config.mjs) before it starts anything.
+ */
+export function configProblems(vars: object): ConfigProblem[] {
+  const result = schema.safeParse(vars);
+  return result.success ? [] : problemsOf(result.error);
+}
+
 const parsed = new WeakMap<object, Config>();
 
 /**
@@ -189,7 +205,7 @@ export function config(env: Bindings): Config {
   if (!settings) {
     const result = schema.safeParse(env);
     if (!result.success) {
-      const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+      const problems = problemsOf(result.error).map(({ variable, rule }) => `${variable}: ${rule}`);
       throw new Error(`Invalid configuration: ${problems.join('; ')}`);
     }
     settings = result.data;

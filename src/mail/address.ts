@@ -70,3 +70,14 @@ export function uniqueAddresses(addresses: string[]): string[] {
 export function isSafeDisplayName(name: string): boolean {
   return name.length <= 200 && !/[\x00-\x1f\x7f"\\]/.test(name);
 }
+
+export type Mailbox = { email: string; name: string | null };
+
+/** `Name <address>`, `"Name" <address>` or a bare address; null when the address or the name fails its check. */
+export function parseMailbox(raw: string): Mailbox | null {
+  const match = raw.match(/^(.*?)\s*<([^<>\s]+)>$/);
+  const email = match ? match[2]! : raw;
+  const name = match ? match[1]!.replace(/^"|"$/g, '') || null : null;
+  if (!checkAddress(email).ok || (name !== null && !isSafeDisplayName(name))) return null;
+  return { email, name };
+}

@@ -1,6 +1,6 @@
 import { config, defaultSender, type Mailbox } from '../config';
 import type { EmailTag, NewEmail, Priority } from '../db/emails';
-import { findSender } from '../db/senders';
+import { findSender, findSenderByEmail } from '../db/senders';
 import { findTemplate } from '../db/templates';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
@@ -26,16 +26,24 @@ export type MailRequest = {
   templateId?: string;
   vars?: TemplateVars;
   priority?: Priority;
+  /** The sender by address (its display name, if given, is the one used), or by id; never both. */
+  from?: Mailbox;
   senderEmailId?: string;
 };
 
-async function resolveSender(env: Bindings, accountId: string, senderEmailId: string | undefined) {
-  if (!senderEmailId) return { sender: defaultSender(env), senderId: null };
-  const sender = await findSender(env.DB, accountId, senderEmailId);
+/** The sender a request names (a verified sender of the account), or the service's default sender. */
+async function resolveSender(env: Bindings, accountId: string, request: MailRequest) {
+  const { from, senderEmailId } = request;
+  if (!from && !senderEmailId) return { sender: defaultSender(env), senderId: null };
+  const sender = from
+    ? await findSenderByEmail(env.DB, accountId, from.email)
+    : await findSender(env.DB, accountId, senderEmailId!);
   if (!sender?.verified) {
-    throw new ApiError('SENDER_NOT_VERIFIED', 'senderEmailId: not a verified sender of this account');
+    const field = from ? 'from' : 'senderEmailId';
+    throw new ApiError('SENDER_NOT_VERIFIED', `${field}: not a verified sender of this account`);
   }
-  return { sender: { email: sender.email, name: sender.name } satisfies Mailbox, senderId: sender.id };
+  const name = from?.name ?? sender.name;
+  return { sender: { email: sender.email, name } satisfies Mailbox, senderId: sender.id };
 }
 
 function imageBlock(url: string): string {
@@ -72,7 +80,7 @@ export async function composeEmail(env: Bindings, from: Sender, request: MailReq
   if (request.templateId && !template) {
     throw new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
   }
-  const { sender, senderId } = await resolveSender(env, accountId, request.senderEmailId);
+  const { sender, senderId } = await resolveSender(env, accountId, request);
 
   const subject = request.subject ?? template?.subject ?? '';
   const html = request.html ?? (template?.htmlBody || undefined);

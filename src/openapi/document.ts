@@ -12,7 +12,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   INVALID_CODE: 'code: wrong code; 4 attempts left',
   UNAUTHORIZED: 'Authorization: unknown or revoked token',
   SCOPE_REQUIRED: 'This route needs an API key with scope mail_api',
-  SENDER_NOT_VERIFIED: 'senderEmailId: not a verified sender of this account',
+  SENDER_NOT_VERIFIED: 'from or senderEmailId: not a verified sender of this account',
   OTP_PUBLIC_IP_NOT_ALLOWED: 'This public token does not accept requests from your IP address',
   NOT_FOUND: 'No such route',
   TEMPLATE_NOT_FOUND: 'templateId: no such template for this account',
@@ -141,7 +141,7 @@ export function buildDocument(app: OpenAPIHono<AppEnv>, serverUrl: string) {
       title: 'postcode',
       version: '1.0.0',
       description:
-        'Transactional email and one-time codes. Every JSON response is `{ success, data }` or `{ success: false, error: { code, message, details? } }` and carries `X-Request-Id`.',
+        "Transactional email and one-time codes. Every JSON response is `{ success, data }` or `{ success: false, error: { code, message, details? } }` and carries `X-Request-Id`. A query parameter a route does not declare, or one given twice, is refused with 400 INVALID_INPUT naming it, as an unknown body field is; a method a path does not declare gets 405 METHOD_NOT_ALLOWED with that path's `Allow`.",
     },
     servers: [{ url: serverUrl, description: 'This service' }],
     tags: [

@@ -11,7 +11,16 @@ import {
   subjectText,
   templateVars,
 } from './common';
-import { MAX_RECIPIENTS, recipientCount, scheduledAt, sendingFields, TOO_MANY_RECIPIENTS } from './sending';
+import {
+  MAX_RECIPIENTS,
+  ONE_SENDER,
+  ONE_SENDER_DOC,
+  recipientCount,
+  scheduledAt,
+  senderFields,
+  sendingFields,
+  TOO_MANY_RECIPIENTS,
+} from './sending';
 
 const imageUrl = z
   .url({ protocol: /^https$/, error: 'expected an https URL' })
@@ -30,8 +39,9 @@ export const queueEmailBody = z
     templateId: resourceId.optional(),
     vars: templateVars.optional(),
     priority: priority.optional(),
-    senderEmailId: resourceId.optional(),
+    ...senderFields,
   })
+  .refine(...ONE_SENDER)
   .refine((body) => body.html || body.text || body.imageUrl || body.templateId, {
     message: 'one of html, text, imageUrl or templateId is required',
     path: ['html'],
@@ -39,6 +49,7 @@ export const queueEmailBody = z
   .refine((body) => recipientCount(body) <= MAX_RECIPIENTS, { message: TOO_MANY_RECIPIENTS, path: ['to'] })
   .openapi({
     anyOf: ['html', 'text', 'imageUrl', 'templateId'].map((field) => ({ required: [field] })),
+    ...ONE_SENDER_DOC,
     description: 'One of html, text, imageUrl or templateId is required (and not empty)',
   });
 

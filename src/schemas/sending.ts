@@ -1,8 +1,9 @@
 // The sending fields of routes 1, 3 and the batch beyond the contract's: scheduling, cc/bcc/reply-to,
-// tags, custom headers and attachments (issue 14).
+// tags, custom headers and attachments, and who the mail is from.
 import { z } from '@hono/zod-openapi';
+import { parseMailbox } from '../mail/address';
 import { ATTACHMENT_LIMITS, dangerousAttachment } from '../mail/attachments';
-import { addressList } from './common';
+import { ADDRESS_PATTERN, addressList, resourceId } from './common';
 
 /** How far ahead a send may be scheduled. */
 export const MAX_SCHEDULE_DAYS = 30;
@@ -130,6 +131,39 @@ export const sendingFields = {
   headers: customHeaders.optional(),
   attachments: attachments.optional(),
 };
+
+const ADDRESS = ADDRESS_PATTERN.slice(1, -1);
+const DISPLAY_NAME = '[^"\\\\\\x00-\\x1f\\x7f]{0,200}';
+
+/** `from`: `Name <address>` or a bare address, parsed into the sender's mailbox. */
+const fromMailbox = z
+  .string()
+  .transform((raw, ctx) => {
+    const mailbox = parseMailbox(raw);
+    if (!mailbox) {
+      ctx.addIssue({ code: 'custom', message: 'expected an address or `Name <address>`' });
+      return z.NEVER;
+    }
+    return mailbox;
+  })
+  .openapi({
+    pattern: `^(?:${ADDRESS}|(?:"${DISPLAY_NAME}"|${DISPLAY_NAME})\\s*<${ADDRESS}>)$`,
+    description:
+      "The sender: `Name <address>` or an address. The address must be a verified sender of the account; the display name may differ from the sender's stored name. Not with senderEmailId",
+    example: 'Acme <hello@acme.example>',
+  });
+
+/** Who the mail is from: a verified sender of the account, by address or by id (one of them, or neither). */
+export const senderFields = {
+  from: fromMailbox.optional(),
+  senderEmailId: resourceId.optional().openapi({ description: 'A verified sender of the account. Not with from' }),
+};
+export const ONE_SENDER: [(body: { from?: unknown; senderEmailId?: unknown }) => boolean, z.core.$ZodCustomParams] = [
+  (body) => body.from === undefined || body.senderEmailId === undefined,
+  { message: 'give from or senderEmailId, not both', path: ['from'] },
+];
+/** What ONE_SENDER says, for the document. */
+export const ONE_SENDER_DOC = { not: { required: ['from', 'senderEmailId'] } };
 
 /** to + cc + bcc together (after duplicates are dropped) are at most 100 recipients. */
 export function recipientCount(body: { to: string[]; cc?: string[]; bcc?: string[] }): number {

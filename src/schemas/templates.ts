@@ -1,6 +1,14 @@
 import { z } from '@hono/zod-openapi';
 import { bodyText, envelope, label, priority, recipients, resourceId, subjectText, templateVars } from './common';
-import { MAX_RECIPIENTS, recipientCount, sendingFields, TOO_MANY_RECIPIENTS } from './sending';
+import {
+  MAX_RECIPIENTS,
+  ONE_SENDER,
+  ONE_SENDER_DOC,
+  recipientCount,
+  senderFields,
+  sendingFields,
+  TOO_MANY_RECIPIENTS,
+} from './sending';
 
 /** POST /api/v1/templates */
 export const createTemplateBody = z
@@ -33,16 +41,17 @@ export const templateSendBody = z
     html: bodyText.optional(),
     text: bodyText.optional(),
     priority: priority.optional(),
-    senderEmailId: resourceId.optional(),
+    ...senderFields,
   })
-  .refine((body) => recipientCount(body) <= MAX_RECIPIENTS, { message: TOO_MANY_RECIPIENTS, path: ['to'] });
+  .refine(...ONE_SENDER)
+  .refine((body) => recipientCount(body) <= MAX_RECIPIENTS, { message: TOO_MANY_RECIPIENTS, path: ['to'] })
+  .openapi(ONE_SENDER_DOC);
 
 /** POST /api/v1/templates/send-test */
-export const sendTestBody = z.strictObject({
-  to: recipients,
-  priority: priority.optional(),
-  senderEmailId: resourceId.optional(),
-});
+export const sendTestBody = z
+  .strictObject({ to: recipients, priority: priority.optional(), ...senderFields })
+  .refine(...ONE_SENDER)
+  .openapi(ONE_SENDER_DOC);
 
 export const templateIdParam = z.object({ templateId: resourceId });
 

@@ -1,7 +1,8 @@
 // Where postcode may post or fetch (webhook endpoints, attachment paths): https (http and loopback only
 // when WEBHOOK_ALLOW_INSECURE is on, for local development), no credentials in the URL, at most 2,048
-// characters, and never a private, loopback or link-local IP literal (a customer's URL must not reach into
-// the network postcode runs in).
+// characters, never a private, loopback or link-local IP literal, and in production never a name that only
+// a local network resolves (a customer's URL must not reach into the network postcode runs in). A public name
+// that resolves to a private address is Cloudflare's egress to stop: this check sees no DNS.
 import { isIpAllowed, parseIp } from '../auth/ip-allowlist';
 
 /** Private, loopback, link-local, shared, multicast and reserved ranges (IPv4-mapped IPv6 included). */
@@ -39,14 +40,23 @@ export function checkOutboundUrl(input: string, allowInsecure: boolean): UrlChec
     return { ok: false, reason: allowInsecure ? 'expected an http(s) URL' : 'expected an https URL' };
   }
   if (url.username || url.password) return { ok: false, reason: 'must not contain credentials' };
-  // The URL parser has normalised IP literals (0x7f.1 is 127.0.0.1); IPv6 ones come in brackets.
+  // The URL parser has lowercased names and normalised IP literals (0x7f.1. is 127.0.0.1); IPv6 ones come in
+  // brackets. A name's trailing dots name the same host (`localhost.` is localhost).
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const loopbackName = host === 'localhost' || host.endsWith('.localhost');
-  if (parseIp(host) || loopbackName) {
-    const loopback = loopbackName || isIpAllowed(LOOPBACK, host);
-    if (!(allowInsecure && loopback) && (loopbackName || isIpAllowed(BLOCKED_RANGES, host))) {
+  if (parseIp(host)) {
+    if (!(allowInsecure && isIpAllowed(LOOPBACK, host)) && isIpAllowed(BLOCKED_RANGES, host)) {
       return { ok: false, reason: 'must not point at a private, loopback or link-local address' };
     }
+  } else if (!allowInsecure && isLocalName(host.replace(/\.+$/, ''))) {
+    return {
+      ok: false,
+      reason: 'must not name a local host (localhost, *.local, *.internal, *.home.arpa or a single label)',
+    };
   }
   return { ok: true, url: url.toString() };
 }
+
+/** Names only a local network resolves: loopback, mDNS, private-use and home-network domains, bare host names. */
+const LOCAL_SUFFIXES = ['localhost', 'local', 'internal', 'home.arpa'];
+const isLocalName = (name: string) =>
+  !name.includes('.') || LOCAL_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));

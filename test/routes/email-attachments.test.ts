@@ -272,14 +272,23 @@ describe('attachments: refused input', () => {
     expect(await sendLogTotal(mailKey)).toBe(0);
   });
 
-  it('a path that is not public https is refused (production rules, without WEBHOOK_ALLOW_INSECURE)', async () => {
+  it('a path that is not public https or names a local host is refused unfetched (production rules)', async () => {
     const { mailKey } = await newAccount();
     const strict = { ...env, WEBHOOK_ALLOW_INSECURE: 'false' };
-    for (const path of [
-      'http://example.com/a.pdf',
-      'https://127.0.0.1/a.pdf',
-      'https://10.0.0.1/a',
-      'ftp://x.example/a',
+    const port = new URL(env.FILE_SERVER_URL).port;
+    const localName = 'must not name a local host';
+    for (const [path, reason] of [
+      ['http://example.com/a.pdf', 'expected an https URL'],
+      ['https://127.0.0.1/a.pdf', 'must not point at a private'],
+      ['https://10.0.0.1/a', 'must not point at a private'],
+      ['ftp://x.example/a', 'expected an https URL'],
+      // Any case, trailing dots: the same local names.
+      [`https://LocalHost.:${port}/files/10`, localName],
+      [`https://files.localhost.:${port}/files/10`, localName],
+      ['https://printer.local./a.pdf', localName],
+      ['https://db.internal/a.pdf', localName],
+      ['https://nas.home.arpa/a.pdf', localName],
+      ['https://fileserver/a.pdf', localName],
     ]) {
       const res = await queue(
         mailKey,
@@ -287,7 +296,8 @@ describe('attachments: refused input', () => {
         strict,
       );
       expectError(res, 400, 'INVALID_INPUT');
-      expect(res.json.error.message).toMatch(/^attachments\[0\]\.path/);
+      expect(res.json.error.message, path).toMatch(`attachments[0].path: ${reason}`);
     }
+    expect(await sendLogTotal(mailKey)).toBe(0);
   });
 });

@@ -20,7 +20,7 @@ const send = route({
     content: json(instantSendResponse, { success: true, data: OTP_SENT }),
     links: { verify: verifyLink('/api/v1/backend-otp/verify') },
   },
-  errors: ['SMTP_NOT_CONFIGURED'],
+  errors: ['TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'],
 });
 
 const resend = route({

@@ -38,7 +38,7 @@ const send = route({
       },
     },
   },
-  errors: ['SMTP_NOT_CONFIGURED'],
+  errors: ['TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'],
 });
 
 const resend = route({

@@ -25,7 +25,7 @@ export const otpCors = cors({
 });
 
 const caller = otpCaller('instant', 'OTP_RATE_LIMITED');
-const SEND_ERRORS = ['SMTP_NOT_CONFIGURED'] as const;
+const SEND_ERRORS = ['TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'] as const;
 const { sentAt: _sentAt, ...LEGACY_HISTORY_ENTRY } = HISTORY_ENTRY;
 const { email: _email, ...LEGACY_SENT } = OTP_SENT;
 

@@ -137,6 +137,31 @@ describe('GET /api/v1/openapi.json', () => {
     }
   });
 
+  it('lists 404 TEMPLATE_NOT_FOUND on every route that takes a templateId', () => {
+    const takesTemplateId = (route: (typeof routes)[number]) => {
+      const schema = route.jsonBody?.schema;
+      const fields = { ...schema?.properties, ...schema?.properties?.emails?.items?.properties };
+      return 'templateId' in fields || route.pathParams.includes('templateId');
+    };
+    const taking = routes.filter(takesTemplateId).map((r) => r.name);
+    expect(taking).toEqual(
+      expect.arrayContaining([
+        'POST /api/v1/emails',
+        'POST /api/v1/emails/batch',
+        'POST /api/v1/templates/send',
+        'POST /api/v1/instant-otp/send',
+        'POST /api/v1/otp/send',
+        'POST /api/v1/backend-otp/send',
+        'POST /api/v1/email-verification/send',
+        'GET /api/v1/templates/{templateId}',
+      ]),
+    );
+    for (const name of taking) {
+      const examples = responsesOf(name)['404']?.content?.['application/json']?.examples ?? {};
+      expect(Object.keys(examples), name).toContain('TEMPLATE_NOT_FOUND');
+    }
+  });
+
   it('documents X-Request-Id on every response, Retry-After (required) on every 429, RateLimit-* on limited routes', () => {
     expect(doc.components.headers['Retry-After']!.required).toBe(true);
     for (const route of routes) {

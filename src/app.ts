@@ -6,6 +6,7 @@ import { ApiError, errorBody } from './errors';
 import { newId } from './ids';
 import { registerComponents } from './openapi/document';
 import { adminRoutes } from './routes/admin';
+import { adminListRoutes } from './routes/admin-lists';
 import { backendOtpRoutes } from './routes/backend-otp';
 import { docsRoutes } from './routes/docs';
 import { emailVerificationRoutes } from './routes/email-verification';
@@ -61,6 +62,7 @@ export function buildApp() {
     app.route('/', routes);
   for (const routes of [suppressionRoutes, webhookRoutes, backendOtpRoutes, emailVerificationRoutes, adminRoutes])
     app.route('/', routes);
+  app.route('/', adminListRoutes);
   app.route('/', docsRoutes(app));
 
   app.notFound((c) => {

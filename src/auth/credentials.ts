@@ -3,6 +3,7 @@ import { findApiKeyByHash, findOtpTokenByHash, type KeyMode, type Scope } from '
 import { ApiError } from '../errors';
 import { credentialByHash } from './credential-cache';
 import { sha256Hex } from './crypto';
+import { noteKeyUse } from './key-use';
 
 export type ApiKeyCredential = { kind: 'api_key'; id: string; accountId: string; scopes: Scope[]; mode: KeyMode };
 export type PublicTokenCredential = {
@@ -24,6 +25,7 @@ export async function resolveCredential(db: D1Database, authorization: string | 
   const tokenHash = await sha256Hex(token);
   const credential = await credentialByHash(tokenHash, () => lookUpCredential(db, token, tokenHash));
   if (!credential) throw new ApiError('UNAUTHORIZED', 'Authorization: unknown or revoked token');
+  if (credential.kind === 'api_key') noteKeyUse(db, credential.id);
   return credential;
 }
 

@@ -1,4 +1,5 @@
 import { newId, nowIso } from '../ids';
+import { newestFirst } from './paging';
 
 export type Account = { id: string; name: string; createdAt: string };
 
@@ -19,3 +20,7 @@ export async function findAccount(db: D1Database, id: string): Promise<Account |
   const row = await db.prepare('SELECT id, name, created_at FROM accounts WHERE id = ?').bind(id).first<AccountRow>();
   return row ? toAccount(row) : null;
 }
+
+/** A page of all accounts, newest first. */
+export const listAccounts = (db: D1Database, page: number, limit: number) =>
+  newestFirst(db, { columns: 'id, name, created_at', from: 'FROM accounts', binds: [] }, page, limit, toAccount);

@@ -1,5 +1,6 @@
 import { sha256Hex } from '../auth/crypto';
 import { newId, newSecret, nowIso } from '../ids';
+import { accountRowsNewestFirst } from './paging';
 
 export const SCOPES = ['mail_api', 'server_otp'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -13,6 +14,8 @@ export type ApiKey = {
   scopes: Scope[];
   mode: KeyMode;
   createdAt: string;
+  /** At most an hour behind the key's latest use (see `touchApiKey`). */
+  lastUsedAt: string | null;
   revokedAt: string | null;
 };
 
@@ -32,8 +35,12 @@ type ApiKeyRow = {
   scopes: string;
   mode: KeyMode;
   created_at: string;
+  last_used_at: string | null;
   revoked_at: string | null;
 };
+
+const API_KEY_COLUMNS = 'id, account_id, name, scopes, mode, created_at, last_used_at, revoked_at';
+const OTP_TOKEN_COLUMNS = 'id, account_id, secret_hash, allowed_ips, created_at, revoked_at';
 
 type OtpTokenRow = {
   id: string;
@@ -51,6 +58,7 @@ const toApiKey = (row: ApiKeyRow): ApiKey => ({
   scopes: JSON.parse(row.scopes) as Scope[],
   mode: row.mode,
   createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
   revokedAt: row.revoked_at,
 });
 
@@ -72,7 +80,16 @@ export async function createApiKey(
   mode: KeyMode = 'live',
 ): Promise<{ apiKey: ApiKey; key: string }> {
   const key = newSecret(mode === 'test' ? 'pc_test_' : 'pc_key_');
-  const apiKey: ApiKey = { id: newId('key'), accountId, name, scopes, mode, createdAt: nowIso(), revokedAt: null };
+  const apiKey: ApiKey = {
+    id: newId('key'),
+    accountId,
+    name,
+    scopes,
+    mode,
+    createdAt: nowIso(),
+    lastUsedAt: null,
+    revokedAt: null,
+  };
   await db
     .prepare(
       'INSERT INTO api_keys (id, account_id, name, key_hash, scopes, mode, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -84,11 +101,25 @@ export async function createApiKey(
 
 export async function findApiKeyByHash(db: D1Database, keyHash: string): Promise<ApiKey | null> {
   const row = await db
-    .prepare('SELECT id, account_id, name, scopes, mode, created_at, revoked_at FROM api_keys WHERE key_hash = ?')
+    .prepare(`SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`)
     .bind(keyHash)
     .first<ApiKeyRow>();
   return row ? toApiKey(row) : null;
 }
+
+/**
+ * Records a use of the key at `at`, unless one after `since` is recorded already: the caller
+ * writes at most once per period, and a write from another isolate within it changes nothing.
+ */
+export async function touchApiKey(db: D1Database, id: string, at: string, since: string): Promise<void> {
+  await db
+    .prepare('UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at <= ?3)')
+    .bind(at, id, since)
+    .run();
+}
+
+/** A page of the account's keys (revoked ones too), newest first. */
+export const listApiKeys = accountRowsNewestFirst('api_keys', API_KEY_COLUMNS, toApiKey);
 
 /** Returns false when no such key exists. Revoking twice keeps the first revocation time. */
 export async function revokeApiKey(db: D1Database, id: string): Promise<boolean> {
@@ -132,10 +163,11 @@ export async function createOtpToken(
 
 export async function findOtpTokenByHash(db: D1Database, tokenHash: string): Promise<OtpToken | null> {
   const row = await db
-    .prepare(
-      'SELECT id, account_id, secret_hash, allowed_ips, created_at, revoked_at FROM otp_tokens WHERE token_hash = ?',
-    )
+    .prepare(`SELECT ${OTP_TOKEN_COLUMNS} FROM otp_tokens WHERE token_hash = ?`)
     .bind(tokenHash)
     .first<OtpTokenRow>();
   return row ? toOtpToken(row) : null;
 }
+
+/** A page of the account's public OTP tokens (revoked ones too), newest first. */
+export const listOtpTokens = accountRowsNewestFirst('otp_tokens', OTP_TOKEN_COLUMNS, toOtpToken);

@@ -11,7 +11,8 @@ import { releaseHeldMail } from '../queue/producer';
 import * as schema from '../schemas/admin';
 import { json, route, router } from './route';
 
-async function requireAccount(db: D1Database, accountId: string) {
+/** The account of `accountId`, or 404. */
+export async function requireAccount(db: D1Database, accountId: string) {
   const account = await findAccount(db, accountId);
   if (!account) throw new ApiError('NOT_FOUND', 'accountId: no such account');
   return account;

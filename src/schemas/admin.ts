@@ -3,7 +3,7 @@ import { parseIpRange } from '../auth/ip-allowlist';
 import { SCOPES } from '../db/credentials';
 import { isSafeDisplayName } from '../mail/address';
 import { LOGO_URL_PATTERN, parseLogoUrl } from '../otp/branding';
-import { emailAddress, envelope, label, resourceId } from './common';
+import { emailAddress, envelope, label, pageOf, resourceId } from './common';
 
 export const createAccountBody = z.strictObject({ name: label });
 
@@ -113,4 +113,38 @@ export const otpBrandingResponse = envelope(
     supportEmail: z.string().nullable(),
     updatedAt: z.string().nullable(),
   }),
+);
+
+/** The operator's lists: newest first; never a key, token or secret, which are shown only once. */
+export const accountListResponse = pageOf(
+  'accounts',
+  z.object({ id: z.string(), name: z.string(), createdAt: z.string() }),
+);
+export const apiKeyListResponse = pageOf(
+  'apiKeys',
+  z.object({
+    id: z.string(),
+    name: z.string().nullable(),
+    scopes: z.array(z.enum(SCOPES)),
+    mode: z.enum(['live', 'test']),
+    createdAt: z.string(),
+    lastUsedAt: z
+      .string()
+      .nullable()
+      .openapi({ description: 'At most an hour behind the latest use; null when never used' }),
+    revokedAt: z.string().nullable(),
+  }),
+);
+export const otpTokenListResponse = pageOf(
+  'otpTokens',
+  z.object({
+    id: z.string(),
+    allowedIps: z.array(z.string()),
+    createdAt: z.string(),
+    revokedAt: z.string().nullable(),
+  }),
+);
+export const senderListResponse = pageOf(
+  'senders',
+  z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), createdAt: z.string() }),
 );

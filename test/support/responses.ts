@@ -7,6 +7,24 @@ export type ApiKey = { id: string; key: string; scopes: string[] };
 export type OtpToken = { id: string; token: string; analyticsSecret: string; allowedIps: string[] };
 export type Sender = { id: string; email: string; name: string | null };
 export type Settings = { frozen: boolean; dailyAllowance: number | null; updatedAt: string };
+/** The operator's lists: `{ [key]: items, total, page, totalPages }`, newest first. */
+type PageOf<K extends string, T> = { [P in K]: T[] } & { total: number; page: number; totalPages: number };
+export type AccountList = PageOf<'accounts', { id: string; name: string; createdAt: string }>;
+export type ApiKeyEntry = {
+  id: string;
+  name: string | null;
+  scopes: string[];
+  mode: 'live' | 'test';
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+};
+export type ApiKeyList = PageOf<'apiKeys', ApiKeyEntry>;
+export type OtpTokenList = PageOf<
+  'otpTokens',
+  { id: string; allowedIps: string[]; createdAt: string; revokedAt: string | null }
+>;
+export type SenderList = PageOf<'senders', { id: string; email: string; name: string | null; createdAt: string }>;
 
 // Mail (routes 1-6)
 export type QueuedEmail = { id: string; status: string };

@@ -4,6 +4,7 @@ import { config } from './config';
 import type { AppEnv } from './env';
 import { ApiError, errorBody } from './errors';
 import { newId } from './ids';
+import { declaredMethodsOnly } from './middleware/methods';
 import { registerComponents } from './openapi/document';
 import { adminRoutes } from './routes/admin';
 import { adminListRoutes } from './routes/admin-lists';
@@ -28,17 +29,6 @@ function toApiError(err: unknown): ApiError {
   return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
 }
 
-/** Patterns of every registered route, to tell 405 (known path, other method) from 404. */
-function methodsForPath(app: OpenAPIHono<AppEnv>, path: string): string[] {
-  return app.routes
-    .filter((r) => r.method !== 'ALL')
-    .filter((r) => {
-      const pattern = r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+');
-      return new RegExp(`^${pattern}$`).test(path);
-    })
-    .map((r) => r.method);
-}
-
 /** The hosted page answers a browser with a page, also when something failed on our side. */
 const wantsVerifyPage = (path: string, accept: string | undefined) =>
   path === '/verify' && !(accept ?? '').includes('application/json');
@@ -57,6 +47,8 @@ export function buildApp() {
 
   app.use('/api/v1/instant-otp/*', otpCors);
   app.use('/api/v1/otp/*', otpCors);
+  // After CORS (preflight from any origin), before the routes: 405 for a method the path does not declare.
+  app.use(declaredMethodsOnly(() => app.routes));
 
   for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, sendLogRoutes, templateRoutes, instantOtpRoutes])
     app.route('/', routes);
@@ -65,14 +57,7 @@ export function buildApp() {
   app.route('/', adminListRoutes);
   app.route('/', docsRoutes(app));
 
-  app.notFound((c) => {
-    const allowed = methodsForPath(app, c.req.path);
-    if (allowed.length > 0) {
-      c.header('Allow', [...new Set(allowed)].join(', '));
-      return c.json(errorBody(new ApiError('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed on this path`)), 405);
-    }
-    return c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404);
-  });
+  app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404));
 
   app.onError((err, c) => {
     const apiError = toApiError(err);

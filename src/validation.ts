@@ -87,6 +87,31 @@ export function invalidInput(error: z.core.$ZodError): ApiError {
   return new ApiError('INVALID_INPUT', `${first.path}: ${first.message}`, { details });
 }
 
+const MAX_NAME_SHOWN = 64;
+
+/** A query parameter's name as an error shows it: an empty one quoted, a long one cut. */
+const shownName = (name: string) =>
+  name === '' ? '""' : name.length > MAX_NAME_SHOWN ? `${name.slice(0, MAX_NAME_SHOWN)}…` : name;
+
+/**
+ * Refuses query parameters the route does not declare, and a declared one given more than once (none is a
+ * list), as unknown body fields are refused: a typo'd filter must not pass silently as "no filter".
+ */
+export const declaredQueryOnly =
+  (declared: readonly string[]): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    if (!c.req.url.includes('?')) return next();
+    const details: { path: string; message: string }[] = [];
+    const query = new URL(c.req.url).searchParams;
+    for (const name of new Set(query.keys())) {
+      if (!declared.includes(name)) details.push({ path: shownName(name), message: 'unknown query parameter' });
+      else if (query.getAll(name).length > 1) details.push({ path: name, message: 'given more than once' });
+    }
+    const first = details[0];
+    if (first) throw new ApiError('INVALID_INPUT', `${first.path}: ${first.message}`, { details });
+    await next();
+  };
+
 /** Query integers: digits only, within bounds; absent → default. Documented as the integer it is. */
 export const queryInt = (min: number, max: number, fallback: number) =>
   z

@@ -2,7 +2,16 @@
 // contract's 4xx (never a 500, never a hang), with nothing stored, queued or sent.
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiResponse, admin, call, inbox, newAccount, type TestAccount, uniqueAddress } from './support/api';
+import {
+  type ApiResponse,
+  admin,
+  call,
+  inbox,
+  newAccount,
+  type TestAccount,
+  UNLIMITED,
+  uniqueAddress,
+} from './support/api';
 import {
   type CredentialKind,
   credentialFor,
@@ -14,15 +23,6 @@ import {
 } from './support/declared-routes';
 import { unknownSessionId } from './support/otp';
 import type { EmailList, SavedTemplate, TemplateList } from './support/responses';
-
-// Hundreds of requests per route: lift the rate limits so every case reaches validation.
-const UNLIMITED: Cloudflare.Env = {
-  ...env,
-  RATE_MAIL_PER_KEY: '1000000',
-  RATE_MAIL_PER_IP: '1000000',
-  RATE_READ_PER_CREDENTIAL: '1000000',
-  RATE_OTP_SEND_PER_CREDENTIAL: '1000000',
-};
 
 type Context = { account: TestAccount; to: string; templateId: string; sessionId: string };
 

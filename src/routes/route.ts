@@ -1,7 +1,7 @@
 // One declaration per route: method, path, guard, request schemas, the success response with its
-// example, and the route's own errors. The Hono registration (guard → rate limit → body → idempotency
-// → zod validators → handler), the OpenAPI operation, and the route-wide tests (auth matrix,
-// hostile input) all derive from it.
+// example, and the route's own errors. The Hono registration (guard → rate limit → declared query names
+// → body → idempotency → zod validators → handler), the OpenAPI operation, and the route-wide tests (auth
+// matrix, hostile input, route rules) all derive from it.
 import { createRoute, OpenAPIHono, type z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { LinkObject, SchemaObject } from 'openapi3-ts/oas31';
@@ -12,7 +12,7 @@ import type { ErrorCode } from '../errors';
 import { type RateLimitCode, type RouteLimit, rateLimit } from '../limits/rate-limit';
 import { IDEMPOTENCY_KEY_PATTERN, withIdempotency } from '../middleware/idempotency';
 import { errorResponses, headerRef, operationId } from '../openapi/document';
-import { invalidInput, MAX_JSON_BODY_BYTES, readJsonBody } from '../validation';
+import { declaredQueryOnly, invalidInput, MAX_JSON_BODY_BYTES, readJsonBody } from '../validation';
 
 export type Tag =
   | 'Service'
@@ -121,12 +121,14 @@ export function route<
   const middleware = [
     d.guard.middleware,
     ...(d.limit ? [rateLimit(d.limit.bucket, limitCode)] : []),
+    declaredQueryOnly(Object.keys(d.query?.shape ?? {})),
     ...(d.body ? [readJsonBody(d.bodyLimit)] : []),
   ] as MiddlewareHandler<E>[];
   const errors: ErrorCode[] = [
     ...d.guard.errors,
     ...(limitCode ? [limitCode] : []),
-    ...(d.params || d.query ? (['INVALID_INPUT'] as const) : []),
+    // Every route refuses undeclared query parameters.
+    'INVALID_INPUT',
     ...(d.body ? (['INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) : []),
     ...(d.idempotent ? (['INVALID_INPUT', 'IDEMPOTENCY_CONFLICT'] as const) : []),
     ...(d.errors ?? []),

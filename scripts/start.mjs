@@ -4,19 +4,36 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import nodeModule from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PORT = Number(process.env.PORT ?? 8787);
-const SMTP_PORT = Number(process.env.POSTCODE_SMTP_PORT ?? 1025);
-const INBOX_PORT = Number(process.env.POSTCODE_INBOX_PORT ?? 1080);
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+
+// The configuration check runs the Worker's TypeScript (scripts/start-config.mjs), which needs Node 22.15
+// or later: run directly by an older Node, the script runs itself again with the project's own.
+if (typeof nodeModule.registerHooks !== 'function' || typeof nodeModule.stripTypeScriptTypes !== 'function') {
+  process.exit(spawnSync(bin('node'), process.argv.slice(1), { stdio: 'inherit' }).status ?? 1);
+}
+
+/** The start script's own settings (ports, the sweep interval); a bad value is a configuration problem too. */
+const startProblems = [];
+function wholeFromEnv(name, fallback, min, max) {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = /^\d{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= min && value <= max)) startProblems.push(`${name}: expected a whole number >= ${min} and <= ${max}`);
+  return value;
+}
+const PORT = wholeFromEnv('PORT', 8787, 1, 65_535);
+const SMTP_PORT = wholeFromEnv('POSTCODE_SMTP_PORT', 1025, 1, 65_535);
+const INBOX_PORT = wholeFromEnv('POSTCODE_INBOX_PORT', 1080, 1, 65_535);
 const STATE_DIR = resolve(root, process.env.POSTCODE_STATE_DIR ?? '.wrangler/state');
 const DEMO_FILE = join(STATE_DIR, 'postcode-demo.json');
 const SKIP_INBOX = process.env.POSTCODE_NO_INBOX === '1';
 // Production runs the scheduled handler every minute (wrangler.toml crons); locally we call it.
-const SWEEP_SECONDS = Number(process.env.POSTCODE_SWEEP_SECONDS ?? 60);
-const bin = (name) => join(root, 'node_modules', '.bin', name);
+const SWEEP_SECONDS = wholeFromEnv('POSTCODE_SWEEP_SECONDS', 60, 1, 86_400);
 const baseUrl = `http://127.0.0.1:${PORT}`;
 const children = [];
 // Children find the project's Node 22 (the `node` devDependency) first, even if this script was run
@@ -158,21 +175,52 @@ async function ensureDemoAccount(adminToken) {
   return demo;
 }
 
-async function main() {
-  const vars = ensureDevVars();
-  const quiet = process.env.POSTCODE_QUIET === '1';
-  mkdirSync(STATE_DIR, { recursive: true });
-  log('applying D1 migrations (local)');
+/** Applies the local D1 migrations; one line says what happened (wrangler's tables only when it fails). */
+function applyMigrations() {
   const migrate = spawnSync(
     bin('wrangler'),
     ['d1', 'migrations', 'apply', 'postcode', '--local', '--persist-to', STATE_DIR],
     {
       cwd: root,
-      env: { ...process.env, PATH, CI: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
-      stdio: quiet ? 'ignore' : 'inherit',
+      env: { ...process.env, PATH, CI: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  if (migrate.status !== 0) throw new Error('D1 migrations failed');
+  if (migrate.status !== 0) {
+    process.stdout.write(`${migrate.stdout ?? ''}${migrate.stderr ?? ''}`);
+    throw new Error('D1 migrations failed (wrangler says why above)');
+  }
+  if (/No migrations to apply/.test(migrate.stdout)) return 'database up to date';
+  const count = Number(migrate.stdout.match(/About to apply (\d+) migration/)?.[1]);
+  return count === 1 ? '1 migration applied' : `${count || 'the'} migrations applied`;
+}
+
+/** Variables `npm start` sets for `wrangler dev` (`--var`, over wrangler.toml and .dev.vars). */
+const startVars = {
+  SMTP_HOST: '127.0.0.1',
+  SMTP_PORT: String(SMTP_PORT),
+  SMTP_SECURE: 'none',
+  PUBLIC_BASE_URL: baseUrl,
+  // Local development: webhooks may point at http://127.0.0.1 (production accepts only public https).
+  WEBHOOK_ALLOW_INSECURE: 'true',
+};
+
+async function main() {
+  const vars = ensureDevVars();
+  const quiet = process.env.POSTCODE_QUIET === '1';
+  const { checkStartConfig } = await import('./start-config.mjs');
+  // A bad port would show again in the Worker's variables made from it: the start script's own first.
+  const checked = startProblems.length
+    ? { problems: startProblems }
+    : await checkStartConfig({ root, startVars, extraVars: process.env.POSTCODE_EXTRA_VARS ?? '' });
+  if (checked.problems.length > 0) {
+    for (const problem of checked.problems) console.error(`[postcode] invalid configuration: ${problem}`);
+    process.exitCode = 1;
+    return;
+  }
+  mkdirSync(STATE_DIR, { recursive: true });
+  log(applyMigrations());
 
   if (!SKIP_INBOX) {
     start('inbox', bin('maildev'), [
@@ -199,20 +247,8 @@ async function main() {
     '--test-scheduled', // GET /__scheduled runs the scheduled handler (the outbox sweep)
     '--log-level',
     quiet ? 'error' : 'info',
-    '--var',
-    `SMTP_HOST:127.0.0.1`,
-    '--var',
-    `SMTP_PORT:${SMTP_PORT}`,
-    '--var',
-    'SMTP_SECURE:none',
-    '--var',
-    `PUBLIC_BASE_URL:${baseUrl}`,
-    // Local development: webhooks may point at http://127.0.0.1 (production accepts only public https).
-    '--var',
-    'WEBHOOK_ALLOW_INSECURE:true',
+    ...Object.entries(checked.vars).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
   ];
-  for (const extra of (process.env.POSTCODE_EXTRA_VARS ?? '').split(',').filter(Boolean))
-    wranglerArgs.push('--var', extra);
   start('wrangler', bin('wrangler'), wranglerArgs, {
     CLOUDFLARE_CF_FETCH_ENABLED: 'false',
     WRANGLER_SEND_METRICS: 'false',

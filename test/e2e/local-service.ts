@@ -23,6 +23,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** scripts/start.mjs with these variables over this process's, in its own process group (stopped as a whole). */
+export function spawnStartScript(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+}
+
 export type ServiceOptions = {
   stateDir: string;
   port: number;
@@ -58,22 +68,16 @@ export class LocalService {
     const readyFile = join(stateDir, 'postcode-ready.json');
     rmSync(readyFile, { force: true });
     const log = createWriteStream(this.logPath, { flags: 'a' });
-    const child = spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
-      cwd: root,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        PORT: String(port),
-        POSTCODE_SMTP_PORT: String(smtpPort),
-        POSTCODE_STATE_DIR: stateDir,
-        ...(inboxPort === undefined ? { POSTCODE_NO_INBOX: '1' } : { POSTCODE_INBOX_PORT: String(inboxPort) }),
-        POSTCODE_QUIET: '1',
-        POSTCODE_SWEEP_SECONDS: String(sweepSeconds),
-        POSTCODE_EXTRA_VARS: Object.entries(vars)
-          .map(([name, value]) => `${name}:${value}`)
-          .join(','),
-      },
+    const child = spawnStartScript({
+      PORT: String(port),
+      POSTCODE_SMTP_PORT: String(smtpPort),
+      POSTCODE_STATE_DIR: stateDir,
+      ...(inboxPort === undefined ? { POSTCODE_NO_INBOX: '1' } : { POSTCODE_INBOX_PORT: String(inboxPort) }),
+      POSTCODE_QUIET: '1',
+      POSTCODE_SWEEP_SECONDS: String(sweepSeconds),
+      POSTCODE_EXTRA_VARS: Object.entries(vars)
+        .map(([name, value]) => `${name}:${value}`)
+        .join(','),
     });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);

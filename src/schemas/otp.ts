@@ -82,21 +82,19 @@ export const resendBody = z.strictObject({
   email: emailAddress,
 });
 
-/** History lists clamp `limit` to 1-100 instead of rejecting it (decisions.md). */
+/** History lists cap `limit` to 1-100 instead of refusing it (decisions.md); it must be a whole number. */
 export const historyQuery = z.object({
   limit: z
     .string()
+    .regex(/^-?\d+$/, 'expected a whole number')
+    .transform((value) => Math.min(Math.max(Number(value), 1), 100))
     .optional()
-    .transform((value) => {
-      const limit = Number.parseInt(value ?? '', 10);
-      return Number.isNaN(limit) ? 50 : Math.min(Math.max(limit, 1), 100);
-    })
+    .transform((value) => value ?? 50)
     .openapi({
       type: 'integer',
-      minimum: 1,
-      maximum: 100,
       default: 50,
-      description: 'Entries to return; values outside 1-100 are clamped',
+      description:
+        'Entries to return, newest first. Capped, not refused: a value above 100 is treated as 100, one below 1 (0 or negative) as 1',
     }),
 });
 

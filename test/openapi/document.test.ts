@@ -177,17 +177,27 @@ describe('GET /api/v1/openapi.json', () => {
     expect(parameter('POST /api/v1/emails', 'Idempotency-Key').schema.pattern).toBe('^[\\x21-\\x7e]{1,255}$');
   });
 
-  it('documents page and limit as integers with bounds and defaults; history limit too', () => {
+  it('documents page and limit as integers with bounds and defaults', () => {
     for (const name of ['GET /api/v1/emails', 'GET /api/v1/templates']) {
       expect(parameter(name, 'page').schema).toEqual({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 });
       expect(parameter(name, 'limit').schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
     }
-    expect(parameter('GET /api/v1/backend-otp/verifications', 'limit').schema).toMatchObject({
-      type: 'integer',
-      minimum: 1,
-      maximum: 100,
-      default: 50,
-    });
+  });
+
+  it('documents the history limit as capped, not refused: no bounds, and what a value out of range becomes', () => {
+    for (const name of [
+      'GET /api/v1/instant-otp/verifications',
+      'GET /api/v1/otp/verifications',
+      'GET /api/v1/backend-otp/verifications',
+    ]) {
+      const { minimum, maximum, description, ...schema } = parameter(name, 'limit').schema as JsonSchema & {
+        description?: string;
+      };
+      expect({ minimum, maximum }, name).toEqual({ minimum: undefined, maximum: undefined });
+      expect(schema, name).toEqual({ type: 'integer', default: 50 });
+      expect(description, name).toMatch(/above 100 is treated as 100/);
+      expect(description, name).toMatch(/below 1 \(0 or negative\) as 1/);
+    }
   });
 
   it('says in request schemas what the server enforces', () => {

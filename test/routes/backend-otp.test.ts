@@ -380,7 +380,9 @@ describe('GET /api/v1/backend-otp/verifications', () => {
       ['?limit=3', 3],
       ['?limit=100', 100],
       ['?limit=500', 100],
+      ['?limit=5000', 100],
       ['?limit=0', 1],
+      ['?limit=-3', 1],
     ] as const) {
       it(`${HISTORY}${query} → the newest ${max}`, async () => {
         const res = await call<VerificationList>('GET', `${HISTORY}${query}`, { token: account.serverKey });
@@ -390,5 +392,10 @@ describe('GET /api/v1/backend-otp/verifications', () => {
         expect(emails).toEqual(newest(max));
       });
     }
+    it(`${HISTORY}?limit=abc → 400 INVALID_INPUT naming limit (not a whole number)`, async () => {
+      const res = await call('GET', `${HISTORY}?limit=abc`, { token: account.serverKey });
+      expectError(res, 400, 'INVALID_INPUT');
+      expect(res.json.error.message).toMatch(/^limit: /);
+    });
   });
 });

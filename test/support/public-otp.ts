@@ -179,6 +179,7 @@ export function describeHistoryLimits(path: string) {
       ['?limit=100', 100],
       ['?limit=101', 100],
       ['?limit=500', 100],
+      ['?limit=5000', 100],
       ['?limit=-5', 1],
       ['?limit=0', 1],
     ];
@@ -193,6 +194,14 @@ export function describeHistoryLimits(path: string) {
         const emails = res.json.data.verifications.map((v) => v.email);
         expect(emails.length).toBeLessThanOrEqual(max);
         expect(emails).toEqual(newest(max));
+      });
+    }
+    // Capped when out of range, but a limit that is not a whole number is refused, as the document's integer says.
+    for (const limit of ['abc', '2.5', '1e3', '']) {
+      it(`${path}?limit=${limit} → 400 INVALID_INPUT naming limit`, async () => {
+        const res = await history(`${path}?limit=${limit}`, account.publicToken, account.analyticsSecret);
+        expectError(res, 400, 'INVALID_INPUT');
+        expect(res.json.error.message).toMatch(/^limit: /);
       });
     }
   });

@@ -98,6 +98,7 @@ async function fetchAttachment(url: string, limit: number, field: string, allowI
     throw new ApiError('INVALID_INPUT', `${field}: the URL could not be read`);
   }
   if (!bytes) throw tooBig();
+  if (bytes.length === 0) throw new ApiError('INVALID_INPUT', `${field}: the URL answered an empty file`);
   return bytes;
 }
 

@@ -77,6 +77,7 @@ const attachment = z
       .openapi({ pattern: FILENAME_RULE.source }),
     content: z
       .string()
+      .min(1, 'must not be empty (a 0-byte file)')
       .regex(BASE64, 'expected base64')
       .refine((text) => text.length % 4 === 0, 'expected base64 (padded to a multiple of 4 characters)')
       .openapi({ format: 'byte', description: 'The file, base64 (standard alphabet, padded)' })

@@ -226,6 +226,8 @@ describe('attachments: refused input', () => {
     ['CR/LF in the name', [{ filename: 'a.txt\r\nBcc: x@example.com', content: btoa('x') }], 'attachments[0].filename'],
     ['an empty name', [{ filename: '', content: btoa('x') }], 'attachments[0].filename'],
     ['bad base64', [{ filename: 'a.txt', content: 'not base64!' }], 'attachments[0].content'],
+    // `$(base64 -w0 invoice.pdf)` of a missing file is an empty string: a 0-byte file is refused, not sent.
+    ['empty content', [{ filename: 'invoice.pdf', content: '' }], 'attachments[0].content: must not be empty'],
     ['base64 without padding', [{ filename: 'a.txt', content: 'YWJjZA' }], 'attachments[0].content'],
     [
       'both content and path',
@@ -257,6 +259,7 @@ describe('attachments: refused input', () => {
     ['a redirect (not followed)', '/status/302'],
     ['a server error', '/status/500'],
     ['over 10 MB', '/files/10000001'],
+    ['an empty file', '/files/0'],
   ];
 
   it.each(paths)('a path answering %s → 400, nothing stored', async (_name, path) => {

@@ -3,7 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { parseMailbox } from '../mail/address';
 import { ATTACHMENT_LIMITS, dangerousAttachment } from '../mail/attachments';
-import { ADDRESS_PATTERN, addressList, resourceId } from './common';
+import { addressList, resourceId } from './common';
 
 /** How far ahead a send may be scheduled. */
 export const MAX_SCHEDULE_DAYS = 30;
@@ -133,8 +133,11 @@ export const sendingFields = {
   attachments: attachments.optional(),
 };
 
-const ADDRESS = ADDRESS_PATTERN.slice(1, -1);
-const DISPLAY_NAME = '[^"\\\\\\x00-\\x1f\\x7f]{0,200}';
+// The document's pattern for `from` is narrower than what the server takes (quoted local parts and IDN domains
+// pass too): every value it admits is a mailbox the server accepts.
+const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
+const PLAIN_ADDRESS = `${ATOM}{1,30}(?:\\.${ATOM}{1,15}){0,2}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,20}[A-Za-z0-9])?\\.){1,4}[A-Za-z]{2,20}`;
+const DISPLAY_NAME = '[^"\\\\<>\\x00-\\x1f\\x7f]{0,200}';
 
 /** `from`: `Name <address>` or a bare address, parsed into the sender's mailbox. */
 const fromMailbox = z
@@ -148,7 +151,7 @@ const fromMailbox = z
     return mailbox;
   })
   .openapi({
-    pattern: `^(?:${ADDRESS}|(?:"${DISPLAY_NAME}"|${DISPLAY_NAME})\\s*<${ADDRESS}>)$`,
+    pattern: `^(?:${PLAIN_ADDRESS}|(?:"${DISPLAY_NAME}"|${DISPLAY_NAME}) ?<${PLAIN_ADDRESS}>)$`,
     description:
       "The sender: `Name <address>` or an address. The address must be a verified sender of the account; the display name may differ from the sender's stored name. Not with senderEmailId",
     example: 'Acme <hello@acme.example>',

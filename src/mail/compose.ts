@@ -7,7 +7,7 @@ import { ApiError } from '../errors';
 import { newId, nowIso } from '../ids';
 import { canonicalAddress } from './address';
 import { type AttachmentRequest, type LoadedAttachment, loadAttachments } from './attachments';
-import { escapeHtml, fillTemplate, missingVars, type TemplateVars } from './template';
+import { checkFilledSize, escapeHtml, fillTemplate, missingVars, type TemplateVars } from './template';
 
 /** What a caller asked to send, after validation: the common shape of routes 1, 3, 4 and the batch. */
 export type MailRequest = {
@@ -92,6 +92,15 @@ export async function composeEmail(env: Bindings, from: Sender, request: MailReq
       details: missing.map((name) => ({ path: `vars.${name}`, message: 'missing value' })),
     });
   }
+  checkFilledSize(
+    [
+      { text: subject, mode: 'plain' },
+      { text: html, mode: 'html' },
+      { text, mode: 'plain' },
+    ],
+    vars,
+    template ? `templateId: template ${template.id}` : 'vars: the email',
+  );
 
   const filledSubject = fillTemplate(subject, vars, 'plain');
   if (/[\r\n\0]/.test(filledSubject)) throw new ApiError('INVALID_INPUT', 'subject: must not contain line breaks');

@@ -19,7 +19,7 @@ import { generateCode, hashCode } from './codes';
 import { writeSessionFact } from './facts';
 import { historyWritten, writeAfterResponse } from './history-writes';
 import { languageOf } from './languages';
-import { checkOtpTemplate, defaultOtpSubject } from './mail';
+import { checkOtpMailSize, checkOtpTemplate, defaultOtpSubject } from './mail';
 
 export type OtpSendRequest = {
   email: string;
@@ -86,6 +86,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   const expiresAt = Date.now() + request.expiresInSeconds * 1000;
   const codeHash = await hashCode(otpPepper(env), sessionId, code);
   const link = await newLink(env, caller.channel, sessionId);
+  checkOtpMailSize({ code, expiresInSeconds: request.expiresInSeconds, link: link?.url, ...look });
   // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
   // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
   const connecting = startConnecting(smtp);

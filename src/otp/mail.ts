@@ -1,7 +1,7 @@
 import type { OtpBranding } from '../db/otp-branding';
 import type { Template } from '../db/templates';
 import { ApiError } from '../errors';
-import { escapeHtml, fillTemplate, missingVars, type TemplateVars } from '../mail/template';
+import { checkFilledSize, escapeHtml, fillTemplate, missingVars, type TemplateVars } from '../mail/template';
 import { accentColors, productNameOf } from './branding';
 import { helpLine, type Language, mailText } from './languages';
 
@@ -87,7 +87,20 @@ export function renderOtpMail(content: OtpMailContent): { subject?: string; text
   };
 }
 
+/** Refuses (400) a template the mail would fill past what a message may carry, before filling it. */
+export function checkOtpMailSize(content: OtpMailContent) {
+  const { template } = content;
+  if (!template) return;
+  const texts = [
+    { text: template.subject, mode: 'plain' as const },
+    { text: template.htmlBody, mode: 'html' as const },
+    { text: template.textBody, mode: 'plain' as const },
+  ];
+  checkFilledSize(texts, templateVars(content), `templateId: template ${template.id}`);
+}
+
 function renderFromTemplate(content: OtpMailContent, template: Template) {
+  checkOtpMailSize(content);
   const vars = templateVars(content);
   const text = template.textBody ? fillTemplate(template.textBody, vars, 'plain') : null;
   // A template with only a text body still goes out with an HTML part that says the same.

@@ -1,6 +1,6 @@
 // `{{ name }}` placeholders: HTML-escaped in HTML bodies, literal in text and subject; nothing half-filled.
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, fillTemplate, missingVars } from '../../src/mail/template';
+import { checkFilledSize, escapeHtml, filledSize, fillTemplate, missingVars } from '../../src/mail/template';
 
 const APOS = /&#39;|&#x27;|&apos;/i;
 
@@ -106,5 +106,38 @@ describe('missingVars', () => {
 
   it('finds a name once whatever the spacing', () => {
     expect(missingVars(['{{x}}', '{{ x }}', '{{  x}}'], {})).toEqual(['x']);
+  });
+});
+
+describe('filledSize', () => {
+  const bytes = (text: string) => new TextEncoder().encode(text).byteLength;
+
+  it('is the UTF-8 size of what fillTemplate makes, escaping and multi-byte characters included', () => {
+    const vars = { a: 'Bücher & <Söhne>', b: 42, c: '', d: '😀"\'', e: true };
+    for (const text of [
+      '',
+      'no placeholders, but ünïcode',
+      '{{a}}{{ a }}{{  b}} [{{c}}] {{d}} {{e}} {{a}}',
+      `<p>{{\u00a0a\u00a0}}</p> ${'{{d}}'.repeat(50)}`,
+      '{name} {{}} {{ x y }} {{a}}',
+    ]) {
+      for (const mode of ['html', 'plain'] as const) {
+        expect(filledSize(text, vars, mode), `${mode}: ${text}`).toBe(bytes(fillTemplate(text, vars, mode)));
+      }
+    }
+  });
+});
+
+describe('checkFilledSize', () => {
+  it('refuses texts that fill past the limit, naming what and the size, without filling them', () => {
+    const texts = [
+      { text: 'Hi {{x}}', mode: 'plain' as const },
+      { text: '{{x}}'.repeat(4000), mode: 'html' as const },
+      { text: null, mode: 'plain' as const },
+    ];
+    expect(() => checkFilledSize(texts, { x: 'a'.repeat(100) }, 'templateId: template tpl_1')).not.toThrow();
+    expect(() => checkFilledSize(texts, { x: 'y'.repeat(50_000) }, 'templateId: template tpl_1')).toThrow(
+      'templateId: template tpl_1 renders to 200050003 bytes with these vars, over the 524288 a message may carry',
+    );
   });
 });

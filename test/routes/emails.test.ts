@@ -178,6 +178,30 @@ describe('POST /api/v1/emails', () => {
     expect(await sendLogTotal(mailKey)).toBe(0);
   });
 
+  it('400 naming the template and the size when it would render past a message, unrendered', async () => {
+    const { mailKey } = await newAccount();
+    const create = (body: object) => call<SavedTemplate>('POST', '/api/v1/templates', { token: mailKey, body });
+    const send = (templateId: string, vars: Record<string, string>) =>
+      queue(mailKey, { to: uniqueAddress(), subject: 'Hi', templateId, vars });
+    // 4,000 placeholders and a 50 KB value: 200 MB.
+    const repeated = await create({ name: 'Repeated', subject: 'Hi', textBody: '{{x}}'.repeat(4000) });
+    const huge = await send(repeated.json.data.id, { x: 'y'.repeat(50_000) });
+    expectError(huge, 400, 'INVALID_INPUT');
+    expect(huge.json.error.message).toBe(
+      `templateId: template ${repeated.json.data.id} renders to 200000002 bytes with these vars, over the 524288 a message may carry`,
+    );
+    // HTML-escaping counts: 1,000 placeholders and 100 (then 105) '&', which escape to 500 (525) bytes.
+    const escaped = await create({ name: 'Escaped', subject: 'Hi', htmlBody: '<p>{{ v }}</p>'.repeat(1000) });
+    const fits = await send(escaped.json.data.id, { v: '&'.repeat(100) });
+    expect(fits.status, JSON.stringify(fits.json)).toBe(200);
+    const big = await send(escaped.json.data.id, { v: '&'.repeat(105) });
+    expectError(big, 400, 'INVALID_INPUT');
+    expect(big.json.error.message).toBe(
+      `templateId: template ${escaped.json.data.id} renders to 532002 bytes with these vars, over the 524288 a message may carry`,
+    );
+    expect(await sendLogTotal(mailKey)).toBe(1);
+  });
+
   it("404 TEMPLATE_NOT_FOUND for another account's template", async () => {
     const mine = await newAccount();
     const other = await newAccount();

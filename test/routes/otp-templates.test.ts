@@ -116,6 +116,24 @@ describe('OTP mail from a template (templateId)', () => {
     expect(await waitForInbox(email, 0)).toEqual([]);
   });
 
+  it('refuses (400, naming the template and the size) a template the mail would fill past a message', async () => {
+    const account = await newAccount();
+    // 2,000 {{productName}} and a product name HTML-escaping makes 500 bytes: a megabyte of HTML.
+    await admin('PUT', `/admin/v1/accounts/${account.accountId}/otp-branding`, { productName: '&'.repeat(100) });
+    const template = await createTemplate(account.mailKey, {
+      subject: 'Code',
+      htmlBody: `<p>{{code}}</p>${'{{productName}}'.repeat(2000)}`,
+      textBody: '{{code}}',
+    });
+    const email = uniqueAddress('tpl-big');
+    const res = await send(BACKEND, account.serverKey, { email, templateId: template.id });
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.json.error.message).toBe(
+      `templateId: template ${template.id} renders to 1000023 bytes with these vars, over the 524288 a message may carry`,
+    );
+    expect(await waitForInbox(email, 0)).toEqual([]);
+  });
+
   it('works on the public flavours too (instant OTP and its legacy alias)', async () => {
     const account = await newAccount('Public Co');
     const template = await createTemplate(account.mailKey, OTP_TEMPLATE);

@@ -133,6 +133,21 @@ describe('POST /api/v1/templates/send', () => {
     expect(await sendLogTotal(account.mailKey)).toBe(before);
   });
 
+  it('400 INVALID_INPUT naming the template and the size when it would render past a message, unrendered', async () => {
+    const account = await newAccount();
+    // 4,000 placeholders and a 50 KB value: 200 MB rendered, from a 20 KB template and a 50 KB body.
+    const template = await createTemplate(account.mailKey, { subject: 'Big', htmlBody: '{{x}}'.repeat(4000) });
+    const res = await call('POST', '/api/v1/templates/send', {
+      token: account.mailKey,
+      body: { to: uniqueAddress(), templateId: template.id, vars: { x: 'y'.repeat(50_000) } },
+    });
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.json.error.message).toBe(
+      `templateId: template ${template.id} renders to 200000003 bytes with these vars, over the 524288 a message may carry`,
+    );
+    expect(await sendLogTotal(account.mailKey)).toBe(0);
+  });
+
   it('400 INVALID_INPUT naming every missing variable when vars are absent', async () => {
     const account = await newAccount();
     const template = await createTemplate(account.mailKey, {

@@ -1,7 +1,7 @@
 // The parts of the OpenAPI document that are not per route: error responses by status, shared
 // headers, security schemes and the document's head. Operations come from the route declarations.
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { HeaderObject } from 'openapi3-ts/oas31';
+import type { HeaderObject, LinkObject } from 'openapi3-ts/oas31';
 import type { AppEnv } from '../env';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import { errorEnvelope } from '../schemas/common';
@@ -62,6 +62,29 @@ export function operationId(method: string, path: string): string {
     .replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
   return `${method}${words}`;
 }
+
+/**
+ * A response link to the operation `method path` (named by its operationId), its parameters or body fields
+ * filled with runtime expressions such as `$response.body#/data/id` (the `{ success, data }` envelope included).
+ */
+export const linkTo = (
+  method: string,
+  path: string,
+  fill: { parameters?: Record<string, string>; requestBody?: Record<string, string> },
+): LinkObject => ({ operationId: operationId(method, path), ...fill });
+
+/** Links by name to several operations, each filling `parameter` from the same expression. */
+export const linksFilling = (
+  parameter: string,
+  expression: string,
+  targets: Record<string, [method: string, path: string]>,
+): Record<string, LinkObject> =>
+  Object.fromEntries(
+    Object.entries(targets).map(([name, [method, path]]) => [
+      name,
+      linkTo(method, path, { parameters: { [parameter]: expression } }),
+    ]),
+  );
 
 /** One response per status, listing its codes with the envelope and an example for each. */
 export function errorResponses(codes: ErrorCode[], options: { rateLimitHeaders: boolean }) {

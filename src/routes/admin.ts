@@ -6,6 +6,7 @@ import { findOtpBranding, type OtpBranding, putOtpBranding } from '../db/otp-bra
 import { createSender } from '../db/senders';
 import { getSettings, type Settings, updateSettings } from '../db/settings';
 import { ApiError } from '../errors';
+import { linksFilling } from '../openapi/document';
 import { forgetBranding } from '../otp/branding';
 import { releaseHeldMail } from '../queue/producer';
 import * as schema from '../schemas/admin';
@@ -39,6 +40,18 @@ const BRANDING = {
 const SETTINGS = { frozen: false, dailyAllowance: 5000, updatedAt: '2026-11-21T22:40:00.000Z' };
 const common = { tag: 'Operator', guard: operator } as const;
 
+/** From a created account to every route that takes its id. */
+const ACCOUNT_LINKS = linksFilling('accountId', '$response.body#/data/id', {
+  createApiKey: ['post', '/admin/v1/accounts/{accountId}/api-keys'],
+  listApiKeys: ['get', '/admin/v1/accounts/{accountId}/api-keys'],
+  createOtpToken: ['post', '/admin/v1/accounts/{accountId}/otp-tokens'],
+  listOtpTokens: ['get', '/admin/v1/accounts/{accountId}/otp-tokens'],
+  createSender: ['post', '/admin/v1/accounts/{accountId}/senders'],
+  listSenders: ['get', '/admin/v1/accounts/{accountId}/senders'],
+  getOtpBranding: ['get', '/admin/v1/accounts/{accountId}/otp-branding'],
+  putOtpBranding: ['put', '/admin/v1/accounts/{accountId}/otp-branding'],
+});
+
 const createAccountRoute = route({
   ...common,
   method: 'post',
@@ -49,6 +62,7 @@ const createAccountRoute = route({
   success: {
     status: 201,
     content: json(schema.accountResponse, { success: true, data: { id: ACCOUNT_ID, name: 'Acme' } }),
+    links: ACCOUNT_LINKS,
   },
 });
 
@@ -71,6 +85,7 @@ const createApiKeyRoute = route({
         mode: 'live',
       },
     }),
+    links: linksFilling('keyId', '$response.body#/data/id', { revokeApiKey: ['delete', '/admin/v1/api-keys/{keyId}'] }),
   },
 });
 

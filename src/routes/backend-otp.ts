@@ -1,7 +1,7 @@
 import { serverOtp } from '../auth/guards';
 import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
 import { historyQuery, historyResponse, instantSendResponse, serverSendBody } from '../schemas/otp';
-import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, verifyLink, verifyRoutes } from './otp';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp';
 import { json, route, router } from './route';
 
 const caller = otpCaller('backend', 'RATE_LIMITED');
@@ -18,7 +18,7 @@ const send = route({
   success: {
     status: 200,
     content: json(instantSendResponse, { success: true, data: OTP_SENT }),
-    links: { verify: verifyLink('/api/v1/backend-otp/verify') },
+    links: sessionLinks('/api/v1/backend-otp'),
   },
   errors: ['TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'],
 });

@@ -2,6 +2,7 @@ import { serverOtp } from '../auth/guards';
 import { config } from '../config';
 import { ApiError } from '../errors';
 import { nowIso } from '../ids';
+import { linkTo } from '../openapi/document';
 import { otpStatus, resendOtpCode, sendOtp } from '../otp/engine';
 import { hostedVerifyUrl } from '../otp/verify-page';
 import {
@@ -10,7 +11,7 @@ import {
   sessionIdParam,
   verificationStatusResponse,
 } from '../schemas/otp';
-import { OTP_SENT, otpCaller, RESEND, SESSION_ID, verifyLink, verifyRoutes } from './otp';
+import { OTP_SENT, otpCaller, RESEND, SESSION_ID, sessionLinks, verifyRoutes } from './otp';
 import { json, route, router } from './route';
 
 const caller = otpCaller('email_verification', 'RATE_LIMITED');
@@ -31,11 +32,10 @@ const send = route({
       data: { ...OTP_SENT, hostedVerifyUrl: `https://verify.example.com/verify?sessionId=${SESSION_ID}` },
     }),
     links: {
-      verify: verifyLink('/api/v1/email-verification/verify'),
-      status: {
-        operationId: 'getApiV1EmailVerificationSessionId',
+      ...sessionLinks('/api/v1/email-verification'),
+      status: linkTo('get', '/api/v1/email-verification/{sessionId}', {
         parameters: { sessionId: '$response.body#/data/sessionId' },
-      },
+      }),
     },
   },
   errors: ['TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'],

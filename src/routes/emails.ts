@@ -9,6 +9,7 @@ import { countHits } from '../limits/rate-limit';
 import { deleteAttachments } from '../mail/attachments';
 import type { Sender } from '../mail/compose';
 import { acceptEmails, queuedView } from '../mail/submit';
+import { linksFilling } from '../openapi/document';
 import { dispatchIfDueSoon } from '../queue/producer';
 import {
   batchBody,
@@ -29,10 +30,13 @@ export const QUEUED_EXAMPLE = {
   data: { id: 'em_5kq2x7cu3ypmx4ndzv2a', status: 'QUEUED' as const },
 };
 
-/** Follow a queued email to its detail (for clients and stateful fuzzers). */
-export const EMAIL_LINKS = {
-  getEmail: { operationId: 'getApiV1EmailsEmailId', parameters: { emailId: '$response.body#/data/id' } },
-};
+/** Follow a queued email (its id at `idAt`) to its detail, a move and a cancel (for clients and stateful fuzzers). */
+export const emailLinks = (idAt = '$response.body#/data/id') =>
+  linksFilling('emailId', idAt, {
+    getEmail: ['get', '/api/v1/emails/{emailId}'],
+    rescheduleEmail: ['patch', '/api/v1/emails/{emailId}'],
+    cancelEmail: ['post', '/api/v1/emails/{emailId}/cancel'],
+  });
 
 /** Errors of every route that queues mail (routes 1, 3, 4). */
 export const QUEUE_ERRORS = ['SENDER_NOT_VERIFIED', 'SMTP_NOT_CONFIGURED'] as const;
@@ -85,7 +89,7 @@ const queueEmail = route({
     headers: { 'X-Entity-Ref-ID': 'order-1234' },
     attachments: [{ filename: 'receipt.txt', content: 'VGhhbmtzIQ==', contentType: 'text/plain' }],
   },
-  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE), links: EMAIL_LINKS },
+  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE), links: emailLinks() },
   errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND', 'DAILY_LIMIT_REACHED'],
 });
 
@@ -109,6 +113,7 @@ const queueBatch = route({
       success: true,
       data: [QUEUED_EXAMPLE.data, { id: 'em_q7d3kz2mx4ncd5ty8hbe', status: 'QUEUED' }],
     }),
+    links: emailLinks('$response.body#/data/0/id'),
   },
   errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND', 'DAILY_LIMIT_REACHED'],
 });

@@ -10,7 +10,7 @@ import {
   legacySendBody,
   legacySendResponse,
 } from '../schemas/otp';
-import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, verifyLink, verifyRoutes } from './otp';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp';
 import { json, route, router } from './route';
 
 // Routes 7-12: browsers call these directly with a public token (or a backend with a server key).
@@ -41,7 +41,7 @@ const send = route({
   success: {
     status: 200,
     content: json(instantSendResponse, { success: true, data: OTP_SENT }),
-    links: { verify: verifyLink('/api/v1/instant-otp/verify') },
+    links: sessionLinks('/api/v1/instant-otp'),
   },
   errors: [...SEND_ERRORS, 'SENDER_NOT_VERIFIED'],
 });
@@ -89,7 +89,7 @@ const legacySend = route({
   success: {
     status: 200,
     content: json(legacySendResponse, { success: true, data: LEGACY_SENT }),
-    links: { verify: verifyLink('/api/v1/otp/verify') },
+    links: sessionLinks('/api/v1/otp'),
   },
   errors: [...SEND_ERRORS],
 });

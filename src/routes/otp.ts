@@ -6,7 +6,7 @@ import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { GuardedEnv } from '../env';
 import type { ErrorCode } from '../errors';
 import type { RateLimitCode } from '../limits/rate-limit';
-import { operationId } from '../openapi/document';
+import { linkTo } from '../openapi/document';
 import { verifyError, verifyOtp } from '../otp/engine';
 import { resendBody, verifyBody, verifyResponse } from '../schemas/otp';
 import { json, route, router, type Tag } from './route';
@@ -43,11 +43,14 @@ export const otpCaller = (channel: OtpChannel, rateLimitCode: RateLimitCode) => 
   rateLimitCode,
 });
 
-/** The send response's link to the flavour's verify route (the email is the one sent to). */
-export const verifyLink = (verifyPath: string) => ({
-  operationId: operationId('post', verifyPath),
-  requestBody: { sessionId: '$response.body#/data/sessionId', email: '$request.body#/email' },
-});
+/** The send response's links to the flavour's verify and resend routes (the email is the one sent to). */
+export const sessionLinks = (flavourPath: string) => {
+  const session = { requestBody: { sessionId: '$response.body#/data/sessionId', email: '$request.body#/email' } };
+  return {
+    verify: linkTo('post', `${flavourPath}/verify`, session),
+    resend: linkTo('post', `${flavourPath}/resend`, session),
+  };
+};
 
 /** POST …/verify of one flavour: 200 `{ verified: true }`, or the outcome's contract error. */
 export function verifyRoutes<C extends Credential>(options: {

@@ -4,6 +4,7 @@ import { mailApi } from '../auth/guards';
 import { addSuppression, listSuppressions, removeSuppression } from '../db/suppressions';
 import { ApiError } from '../errors';
 import { canonicalAddress } from '../mail/address';
+import { linkTo } from '../openapi/document';
 import { pageQuery } from '../schemas/emails';
 import {
   addSuppressionBody,
@@ -54,6 +55,11 @@ const add = route({
       success: true,
       data: { ...SUPPRESSION, reason: 'asked us to stop', source: 'manual' },
     }),
+    links: {
+      removeSuppression: linkTo('delete', '/api/v1/suppressions/{email}', {
+        parameters: { email: '$response.body#/data/email' },
+      }),
+    },
   },
 });
 

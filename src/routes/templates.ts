@@ -12,9 +12,10 @@ import {
 import { ApiError } from '../errors';
 import { healthCheckMessage } from '../mail/health-check';
 import { acceptEmails, queuedView } from '../mail/submit';
+import { linksFilling, linkTo } from '../openapi/document';
 import { pageQuery, queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
-import { EMAIL_LINKS, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './emails';
+import { emailLinks, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './emails';
 import { json, route, router } from './route';
 
 // Template management (create/update/delete) counts against the per-credential read bucket.
@@ -37,8 +38,6 @@ const TEMPLATE = {
   textBody: 'Hello {{name}}',
 };
 const UPDATED_AT = '2026-11-21T22:40:00.000Z';
-/** Follow a created template to the routes that take its id. */
-const BY_ID = { parameters: { templateId: '$response.body#/data/id' } };
 
 const sendWithTemplate = route({
   method: 'post',
@@ -54,7 +53,7 @@ const sendWithTemplate = route({
       success: true,
       data: { ...QUEUED_EXAMPLE.data, templateId: TEMPLATE.id },
     }),
-    links: EMAIL_LINKS,
+    links: emailLinks(),
   },
   errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND'],
 });
@@ -69,7 +68,7 @@ const sendTest = route({
   idempotent: true,
   body: schema.sendTestBody,
   bodyExample: { to: 'ops@example.com' },
-  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE), links: EMAIL_LINKS },
+  success: { status: 200, content: json(queuedResponse, QUEUED_EXAMPLE), links: emailLinks() },
   errors: [...QUEUE_ERRORS],
 });
 
@@ -112,14 +111,16 @@ const create = route({
   success: {
     status: 201,
     content: json(schema.templateCreatedResponse, { success: true, data: { ...TEMPLATE, updatedAt: UPDATED_AT } }),
+    // Follow a created template to the routes that take its id.
     links: {
-      getTemplate: { operationId: 'getApiV1TemplatesTemplateId', ...BY_ID },
-      updateTemplate: { operationId: 'putApiV1TemplatesTemplateId', ...BY_ID },
-      deleteTemplate: { operationId: 'deleteApiV1TemplatesTemplateId', ...BY_ID },
-      sendWithTemplate: {
-        operationId: 'postApiV1TemplatesSend',
+      ...linksFilling('templateId', '$response.body#/data/id', {
+        getTemplate: ['get', '/api/v1/templates/{templateId}'],
+        updateTemplate: ['put', '/api/v1/templates/{templateId}'],
+        deleteTemplate: ['delete', '/api/v1/templates/{templateId}'],
+      }),
+      sendWithTemplate: linkTo('post', '/api/v1/templates/send', {
         requestBody: { templateId: '$response.body#/data/id' },
-      },
+      }),
     },
   },
 });

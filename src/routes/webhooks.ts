@@ -17,6 +17,7 @@ import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, newWebhookSecret } from '../ids';
 import { checkOutboundUrl } from '../mail/outbound-url';
+import { linksFilling, linkTo } from '../openapi/document';
 import { pageQuery } from '../schemas/emails';
 import * as schema from '../schemas/webhooks';
 import { queueDeliveries } from '../webhooks/deliver';
@@ -86,6 +87,21 @@ const DELIVERY = {
 };
 const common = { tag: 'Webhooks' as const, guard: anyApiKey, limit: { bucket: 'read' as const } };
 
+/** From a created endpoint to the routes that take its id. */
+const ENDPOINT_LINKS = linksFilling('webhookId', '$response.body#/data/id', {
+  getWebhook: ['get', '/api/v1/webhooks/{webhookId}'],
+  updateWebhook: ['patch', '/api/v1/webhooks/{webhookId}'],
+  deleteWebhook: ['delete', '/api/v1/webhooks/{webhookId}'],
+  sendTestEvent: ['post', '/api/v1/webhooks/{webhookId}/test'],
+  listDeliveries: ['get', '/api/v1/webhooks/{webhookId}/deliveries'],
+});
+/** From a delivery (of the endpoint in the request's path) to its retry. */
+const retryLink = (deliveryIdAt: string) => ({
+  retryDelivery: linkTo('post', '/api/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry', {
+    parameters: { webhookId: '$request.path.webhookId', deliveryId: deliveryIdAt },
+  }),
+});
+
 const create = route({
   ...common,
   method: 'post',
@@ -97,6 +113,7 @@ const create = route({
   success: {
     status: 201,
     content: json(schema.webhookWithSecretResponse, { success: true, data: { ...EXAMPLE, secret: SECRET } }),
+    links: ENDPOINT_LINKS,
   },
   errors: ['WEBHOOK_LIMIT_REACHED'],
 });
@@ -160,6 +177,7 @@ const test = route({
       success: true,
       data: { ...DELIVERY, eventType: 'webhook.test', status: 'pending', attempts: 0 },
     }),
+    links: retryLink('$response.body#/data/id'),
   },
   errors: ['WEBHOOK_NOT_FOUND'],
 });
@@ -177,6 +195,7 @@ const deliveries = route({
       success: true,
       data: { deliveries: [DELIVERY], total: 1, page: 1, totalPages: 1 },
     }),
+    links: retryLink('$response.body#/data/deliveries/0/id'),
   },
   errors: ['WEBHOOK_NOT_FOUND'],
 });

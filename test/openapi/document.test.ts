@@ -232,13 +232,14 @@ describe('GET /api/v1/openapi.json', () => {
     ]);
   });
 
-  it('links sends to their verify and status routes, and a created template to the routes taking its id', () => {
+  it('links sends to their verify, resend and status routes, and a created template to the routes taking its id', () => {
     const operationIds = new Set(routes.map((r) => r.operation.operationId));
     const linked = (name: string, status = '200') =>
       Object.values(responsesOf(name)[status]!.links ?? {}).map((l) => l.operationId);
-    expect(linked('POST /api/v1/backend-otp/send')).toEqual(['postApiV1BackendOtpVerify']);
+    expect(linked('POST /api/v1/backend-otp/send')).toEqual(['postApiV1BackendOtpVerify', 'postApiV1BackendOtpResend']);
     expect(linked('POST /api/v1/email-verification/send')).toEqual([
       'postApiV1EmailVerificationVerify',
+      'postApiV1EmailVerificationResend',
       'getApiV1EmailVerificationSessionId',
     ]);
     expect(linked('POST /api/v1/templates', '201')).toEqual([
@@ -248,7 +249,11 @@ describe('GET /api/v1/openapi.json', () => {
       'postApiV1TemplatesSend',
     ]);
     for (const queues of ['POST /api/v1/emails', 'POST /api/v1/templates/send', 'POST /api/v1/templates/send-test']) {
-      expect(linked(queues), queues).toEqual(['getApiV1EmailsEmailId']);
+      expect(linked(queues), queues).toEqual([
+        'getApiV1EmailsEmailId',
+        'patchApiV1EmailsEmailId',
+        'postApiV1EmailsEmailIdCancel',
+      ]);
     }
     for (const route of routes) {
       for (const response of Object.values(route.operation.responses as Record<string, Response>)) {

@@ -15,6 +15,8 @@ export type PageText = {
   wrong: Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
   noAttempts: string;
   invalid: string;
+  /** A form posted without the email address or the code. */
+  incomplete: string;
   locked: string;
   expired: string;
   error: string;
@@ -34,6 +36,7 @@ const TEXT: Record<Language, PageText> = {
     wrong: { one: 'That code is not right. {n} attempt left.', other: 'That code is not right. {n} attempts left.' },
     noAttempts: 'That code is not right, and there are no attempts left. Request a new code.',
     invalid: 'Enter the code as digits only.',
+    incomplete: 'Enter your email address and the code.',
     locked: 'Too many wrong codes. This code is locked; request a new one.',
     expired: 'This code has expired or is no longer valid. Request a new one.',
     error: 'Something went wrong on our side. Please open the link from the email again in a moment.',
@@ -54,6 +57,7 @@ const TEXT: Record<Language, PageText> = {
     },
     noAttempts: 'Der Code ist nicht richtig, und es sind keine Versuche mehr übrig. Fordern Sie einen neuen Code an.',
     invalid: 'Geben Sie den Code nur als Ziffern ein.',
+    incomplete: 'Geben Sie Ihre E-Mail-Adresse und den Code ein.',
     locked: 'Zu viele falsche Codes. Dieser Code ist gesperrt; fordern Sie einen neuen an.',
     expired: 'Dieser Code ist abgelaufen oder nicht mehr gültig. Fordern Sie einen neuen an.',
     error: 'Bei uns ist etwas schiefgelaufen. Öffnen Sie den Link aus der E-Mail gleich noch einmal.',
@@ -74,6 +78,7 @@ const TEXT: Record<Language, PageText> = {
     },
     noAttempts: "Ce code n'est pas correct et il ne reste aucune tentative. Demandez un nouveau code.",
     invalid: 'Saisissez le code en chiffres uniquement.',
+    incomplete: 'Saisissez votre adresse e-mail et le code.',
     locked: 'Trop de codes erronés. Ce code est bloqué ; demandez-en un nouveau.',
     expired: "Ce code a expiré ou n'est plus valide. Demandez-en un nouveau.",
     error: "Un problème est survenu de notre côté. Rouvrez le lien de l'e-mail dans un instant.",
@@ -94,6 +99,7 @@ const TEXT: Record<Language, PageText> = {
     },
     noAttempts: 'El código no es correcto y no quedan intentos. Solicita un código nuevo.',
     invalid: 'Introduce el código solo con dígitos.',
+    incomplete: 'Introduce tu correo electrónico y el código.',
     locked: 'Demasiados códigos incorrectos. Este código está bloqueado; solicita uno nuevo.',
     expired: 'Este código ha caducado o ya no es válido. Solicita uno nuevo.',
     error: 'Algo ha fallado por nuestra parte. Vuelve a abrir el enlace del correo en un momento.',
@@ -114,6 +120,7 @@ const TEXT: Record<Language, PageText> = {
     },
     noAttempts: 'O código não está correto e não restam tentativas. Peça um código novo.',
     invalid: 'Introduza o código apenas com dígitos.',
+    incomplete: 'Introduza o seu endereço de e-mail e o código.',
     locked: 'Demasiados códigos errados. Este código está bloqueado; peça um novo.',
     expired: 'Este código expirou ou já não é válido. Peça um novo.',
     error: 'Algo correu mal do nosso lado. Abra novamente a ligação do e-mail dentro de momentos.',
@@ -134,6 +141,7 @@ const TEXT: Record<Language, PageText> = {
     },
     noAttempts: 'Il codice non è corretto e non restano tentativi. Richiedi un nuovo codice.',
     invalid: 'Inserisci il codice usando solo cifre.',
+    incomplete: 'Inserisci il tuo indirizzo email e il codice.',
     locked: 'Troppi codici errati. Questo codice è bloccato; richiedine uno nuovo.',
     expired: 'Questo codice è scaduto o non è più valido. Richiedine uno nuovo.',
     error: "Qualcosa è andato storto da parte nostra. Riapri tra poco il link dell'email.",
@@ -154,6 +162,7 @@ const TEXT: Record<Language, PageText> = {
     },
     noAttempts: 'Die code klopt niet en er zijn geen pogingen meer over. Vraag een nieuwe code aan.',
     invalid: 'Voer de code alleen met cijfers in.',
+    incomplete: 'Voer je e-mailadres en de code in.',
     locked: 'Te veel verkeerde codes. Deze code is geblokkeerd; vraag een nieuwe aan.',
     expired: 'Deze code is verlopen of niet meer geldig. Vraag een nieuwe aan.',
     error: 'Er ging bij ons iets mis. Open de link uit de e-mail zo meteen opnieuw.',
@@ -171,6 +180,7 @@ const TEXT: Record<Language, PageText> = {
     wrong: { other: 'コードが正しくありません。残り{n}回です。' },
     noAttempts: 'コードが正しくなく、残りの試行回数がありません。新しいコードをリクエストしてください。',
     invalid: 'コードは数字のみで入力してください。',
+    incomplete: 'メールアドレスとコードを入力してください。',
     locked: '誤ったコードが多すぎます。このコードはロックされました。新しいコードをリクエストしてください。',
     expired: 'このコードは期限切れか、無効になっています。新しいコードをリクエストしてください。',
     error: '問題が発生しました。しばらくしてからメールのリンクをもう一度開いてください。',
@@ -188,6 +198,7 @@ const TEXT: Record<Language, PageText> = {
     wrong: { other: '验证码不正确。还剩 {n} 次尝试机会。' },
     noAttempts: '验证码不正确，且已没有尝试机会。请重新获取验证码。',
     invalid: '请仅输入数字验证码。',
+    incomplete: '请输入您的邮箱地址和验证码。',
     locked: '错误次数过多。此验证码已被锁定，请重新获取。',
     expired: '此验证码已过期或不再有效。请重新获取。',
     error: '我们这边出了点问题。请稍后重新打开邮件中的链接。',

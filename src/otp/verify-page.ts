@@ -25,6 +25,8 @@ export type PageState =
   | { kind: 'verified' }
   | { kind: 'wrong'; attemptsLeft: number }
   | { kind: 'invalid' }
+  /** The form came without the email address or the code (400). */
+  | { kind: 'incomplete' }
   | { kind: 'locked' }
   | { kind: 'expired' }
   /** Something failed on our side (500 page): reloading the link starts again. */
@@ -51,7 +53,7 @@ export function pageStateOf(outcome: VerifyOutcome): PageState {
 /** States after which the form is gone: nothing more can be entered for this session. */
 export function isFinal(state: PageState): boolean {
   if (state.kind === 'wrong') return state.attemptsLeft === 0;
-  return state.kind !== 'form' && state.kind !== 'invalid';
+  return state.kind !== 'form' && state.kind !== 'invalid' && state.kind !== 'incomplete';
 }
 
 export function stateMessage(
@@ -71,6 +73,8 @@ export function stateMessage(
       };
     case 'invalid':
       return { tone: 'error', text: text.invalid };
+    case 'incomplete':
+      return { tone: 'error', text: text.incomplete };
     case 'locked':
       return { tone: 'error', text: text.locked };
     case 'expired':

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { anyone } from '../auth/guards';
 import type { OtpBranding } from '../db/otp-branding';
 import type { AppEnv } from '../env';
+import { ApiError } from '../errors';
 import { brandingOf } from '../otp/branding';
 import { otpStatus, verifyOtp } from '../otp/engine';
 import { type Language, languageOf } from '../otp/languages';
@@ -82,9 +83,24 @@ const submit = route({
       },
     },
   },
-  pages: { 500: { description: 'The page saying something failed on our side', content: HTML } },
-  errors: ['PAYLOAD_TOO_LARGE'],
+  pages: {
+    400: {
+      description: 'The page asking for what the form lacks (without a session: the expired page)',
+      content: HTML,
+    },
+    500: { description: 'The page saying something failed on our side', content: HTML },
+  },
+  errors: ['INVALID_INPUT', 'PAYLOAD_TOO_LARGE'],
 });
+
+/** What the document requires of the form: `sessionId`, and `email` with `code` or `token` (null: all there). */
+function missingField(request: { sessionId: string; token?: string; email?: string; code?: string }): string | null {
+  if (!request.sessionId) return 'sessionId: required';
+  if (request.token !== undefined) return null;
+  if (!request.email) return 'email: required with code (or token instead)';
+  if (!request.code) return 'code: required with email (or token instead)';
+  return null;
+}
 
 /** The hosted verify page (no key: the session id in the link and the code are the credential). */
 export const verifyPageRoutes = router()
@@ -102,23 +118,28 @@ export const verifyPageRoutes = router()
     return verifyPage(c, sessionId, '', state, 200, language, branding);
   })
   .openapi(submit, async (c) => {
-    const text = new TextDecoder().decode(await readCapped(c, MAX_FORM_BYTES));
-    const form = new URLSearchParams(text);
+    const form = new URLSearchParams(new TextDecoder().decode(await readCapped(c, MAX_FORM_BYTES)));
     const sessionId = form.get('sessionId') ?? '';
     const email = (form.get('email') ?? '').trim();
     const code = (form.get('code') ?? '').trim();
     const token = form.get('token');
     const request = token ? { sessionId, token } : { sessionId, email, code };
-    const state = pageStateOf(await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, request));
+    const json = (c.req.header('Accept') ?? '').includes('application/json');
+    const missing = missingField(request);
+    if (missing && json) throw new ApiError('INVALID_INPUT', missing);
+    // Without a session there is nothing to enter a code for; with one, the form asks for what is missing.
+    const state: PageState = missing
+      ? { kind: sessionId ? 'incomplete' : 'expired' }
+      : pageStateOf(await verifyOtp(c.env, { accountId: null, channel: 'email_verification' }, request));
     // The page sends the language it was shown in.
     const shown = form.get('lang');
     const language = shown ? languageOf(shown) : languageFor(c);
-    if ((c.req.header('Accept') ?? '').includes('application/json')) {
+    if (json) {
       const { tone, text: message } = stateMessage(state, language);
       return c.json({ state: state.kind, done: isFinal(state), tone, message }, 200, { 'Cache-Control': 'no-store' });
     }
     // The page (no script): in the account's look, read from the session like the GET does.
-    const session = await otpStatus(c.env, null, 'email_verification', sessionId);
+    const session = sessionId ? await otpStatus(c.env, null, 'email_verification', sessionId) : null;
     const branding = session ? await brandingOf(c.env, session.accountId) : null;
-    return verifyPage(c, sessionId, email, state, 200, language, branding);
+    return verifyPage(c, sessionId, email, state, missing ? 400 : 200, language, branding);
   });

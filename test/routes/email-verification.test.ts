@@ -48,6 +48,12 @@ const postForm = (fields: Record<string, string>) =>
     rawBody: new URLSearchParams(fields).toString(),
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
   });
+/** The same form, posted by the page's script (it asks for JSON). */
+const postFormForJson = (fields: Record<string, string>) =>
+  call('POST', '/verify', {
+    rawBody: new URLSearchParams(fields).toString(),
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+  });
 
 describe('POST /api/v1/email-verification/send', () => {
   it('sends a code and answers with hostedVerifyUrl on PUBLIC_BASE_URL', async () => {
@@ -298,6 +304,39 @@ describe('hosted verify page (/verify)', () => {
     expect(after.json.data).toMatchObject({ status: 'verified', verifiedAt: expect.stringMatching(ISO) });
     // Consumed: the API cannot verify it again.
     expectError(await verify(serverKey, { sessionId, email, code }), 404, 'SESSION_NOT_FOUND');
+  });
+
+  it('POST without sessionId, or without email and code or a token → 400: a page, or the envelope for the script', async () => {
+    const { serverKey } = await newAccount();
+    const email = uniqueAddress('page-incomplete');
+    const { sessionId, code } = await sendAndRead(serverKey, email);
+    const cases: [Record<string, string>, string][] = [
+      [{}, 'sessionId'],
+      [{ email, code }, 'sessionId'],
+      [{ sessionId: '', token: 'tok' }, 'sessionId'],
+      [{ sessionId }, 'email'],
+      [{ sessionId, token: '' }, 'email'],
+      [{ sessionId, code }, 'email'],
+      [{ sessionId, email }, 'code'],
+      [{ sessionId, email, code: ' ' }, 'code'],
+    ];
+    for (const [fields, missing] of cases) {
+      const page = await postForm(fields);
+      expect(page.status, JSON.stringify(fields)).toBe(400);
+      expect(page.headers.get('Content-Type')).toMatch(/^text\/html/);
+      expect(page.headers.get('Content-Security-Policy')).toContain("default-src 'none'");
+      const answer = await postFormForJson(fields);
+      expectError(answer, 400, 'INVALID_INPUT');
+      expect(answer.json.error.message, JSON.stringify(fields)).toMatch(new RegExp(`^${missing}: `));
+    }
+    // With a session, the page asks again for what is missing; the session is untouched and the code verifies.
+    const asked = await postForm({ sessionId, code });
+    expect(asked.text).toContain('Enter your email address and the code.');
+    expect(asked.text).toContain(`value="${sessionId}"`);
+    expect((await postForm({ sessionId })).text).not.toContain('expired');
+    const ok = await postForm({ sessionId, email, code });
+    expect(ok.status).toBe(200);
+    expect(ok.text).toMatch(/is verified/i);
   });
 
   it('does not reflect markup from the query string', async () => {

@@ -51,6 +51,27 @@ export function parseIp(text: string): ParsedIp | null {
   return value === null ? null : { version: 4, value };
 }
 
+// What parseIpRange accepts, as one pattern for the document: an IPv4 address (no leading zeros) or an IPv6
+// address (RFC 3986's grammar, an IPv4 tail included), each with an optional prefix of at most 32 or 128.
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const IPV4 = `(?:${OCTET}\\.){3}${OCTET}`;
+const H16 = '[0-9A-Fa-f]{1,4}';
+const LS32 = `(?:${H16}:${H16}|${IPV4})`;
+/** `(?:h16:){0,n-1}h16`: the groups before a `::`, at most n. */
+const before = (n: number) => `(?:(?:${H16}:){0,${n - 1}}${H16})?`;
+const IPV6 = [
+  `(?:${H16}:){6}${LS32}`,
+  `::(?:${H16}:){5}${LS32}`,
+  `${before(1)}::(?:${H16}:){4}${LS32}`,
+  `${before(2)}::(?:${H16}:){3}${LS32}`,
+  `${before(3)}::(?:${H16}:){2}${LS32}`,
+  `${before(4)}::${H16}:${LS32}`,
+  `${before(5)}::${LS32}`,
+  `${before(6)}::${H16}`,
+  `${before(7)}::`,
+].join('|');
+export const IP_RANGE_PATTERN = `^(?:${IPV4}(?:/(?:0?0?\\d|0?[12]\\d|0?3[0-2]))?|(?:${IPV6})(?:/(?:\\d{1,2}|0\\d\\d|1[01]\\d|12[0-8]))?)$`;
+
 /** Parses `addr` or `addr/prefix`; null when malformed. */
 export function parseIpRange(entry: string): IpRange | null {
   const [address, prefixText, ...rest] = entry.trim().split('/');

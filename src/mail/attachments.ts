@@ -10,14 +10,14 @@ export const ATTACHMENT_LIMITS = { count: 20, bytes: 10_000_000 } as const;
 const FETCH_TIMEOUT_MS = 10_000;
 
 /** Executables, scripts and installers: what mail filters quarantine and no transactional mail needs. */
-const DANGEROUS_EXTENSIONS = new Set(
+export const DANGEROUS_EXTENSIONS = new Set(
   (
     'exe com scr pif bat cmd js jse vbs vbe ws wsf wsc wsh msi msp mst msc cpl dll sys drv ocx jar ps1 ps1xml ' +
     'psm1 psd1 hta lnk reg inf scf sct shb gadget application appref-ms apk app dmg pkg sh bash csh ksh ' +
     'command iso img vhd vhdx chm'
   ).split(' '),
 );
-const DANGEROUS_TYPES =
+export const DANGEROUS_TYPES =
   /^(?:application\/(?:x-msdownload|x-msdos-program|x-ms-installer|x-msi|vnd\.microsoft\.portable-executable|x-dosexec|x-executable|x-sh|x-csh|java-archive|x-java-archive|javascript|x-javascript|ecmascript|hta|x-ms-shortcut|vnd\.android\.package-archive|x-apple-diskimage)|text\/(?:javascript|ecmascript|x-sh|vbscript|x-vbscript))$/i;
 
 /** Whether a file name's extension or a media type is one we refuse. */

@@ -1,7 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { parseIpRange } from '../auth/ip-allowlist';
+import { IP_RANGE_PATTERN, parseIpRange } from '../auth/ip-allowlist';
 import { SCOPES } from '../db/credentials';
-import { isSafeDisplayName } from '../mail/address';
 import { LOGO_URL_PATTERN, parseLogoUrl } from '../otp/branding';
 import { emailAddress, envelope, label, pageOf, resourceId } from './common';
 
@@ -22,6 +21,14 @@ export const createApiKeyBody = z
   .refine((body) => body.mode !== 'test' || (body.scopes.length === 1 && body.scopes[0] === 'mail_api'), {
     message: 'a test key takes only the mail_api scope',
     path: ['mode'],
+  })
+  .openapi({
+    // A live key, or only mail_api.
+    anyOf: [
+      { properties: { mode: { enum: ['live'] } } },
+      { properties: { scopes: { items: { enum: ['mail_api'] } } } },
+    ],
+    description: 'A test key (`mode: test`) takes only the mail_api scope',
   });
 
 export const createOtpTokenBody = z.strictObject({
@@ -29,9 +36,12 @@ export const createOtpTokenBody = z.strictObject({
     .array(
       z
         .string()
-        .refine((entry) => parseIpRange(entry) !== null, 'expected an IPv4/IPv6 address or CIDR range')
+        .refine(
+          (entry) => entry.trim() === entry && parseIpRange(entry) !== null,
+          'expected an IPv4/IPv6 address or CIDR range',
+        )
         .openapi({
-          pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$',
+          pattern: IP_RANGE_PATTERN,
           description: 'An IPv4 or IPv6 address, or a CIDR range (203.0.113.0/24, 2001:db8::/32)',
         }),
     )
@@ -41,7 +51,13 @@ export const createOtpTokenBody = z.strictObject({
 
 export const createSenderBody = z.strictObject({
   email: emailAddress,
-  name: label.refine(isSafeDisplayName, 'must not contain line breaks, quotes or control characters').optional(),
+  name: label
+    .refine((name) => !/["\\]/.test(name), 'must not contain quotes or backslashes')
+    .openapi({
+      pattern: '^[^\\x00-\\x1f\\x7f"\\\\]*$',
+      description: 'The display name: no quotes, backslashes or control characters',
+    })
+    .optional(),
 });
 
 export const updateSettingsBody = z.strictObject({

@@ -5,9 +5,15 @@ import { checkAddress, uniqueAddresses } from '../mail/address';
 // clients and fuzzers see the same rules as the server.
 
 const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
-const LABEL = '[A-Za-z0-9\\u0080-\\uffff](?:[A-Za-z0-9\\u0080-\\uffff-]{0,61}[A-Za-z0-9\\u0080-\\uffff])?';
-/** Dot-atom or quoted local part; a domain of at least two labels whose last is not all digits. */
-export const ADDRESS_PATTERN = `^(?:${ATOM}(?:\\.${ATOM})*|"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x20-\\x7e])*")@(?:${LABEL}\\.)+(?![0-9]+$)${LABEL}$`;
+/** An ASCII label the URL parser keeps as it is: letters, digits, inner hyphens, and not `xn--` (punycode it checks). */
+const LABEL = '(?![Xx][Nn]--)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** A last label the URL parser reads as a number (an IPv4 part): decimal, or hex after 0x. */
+const NUMBER_LABEL = '(?:[0-9]+|0[Xx][0-9A-Fa-f]*)(?![A-Za-z0-9-])';
+/**
+ * A local part of 1-64 characters before the last `@`, dot-atom or quoted; a domain of at least two ASCII labels
+ * whose last is not a number. Internationalised domains are left out: which are valid IDNA no pattern can say.
+ */
+export const ADDRESS_PATTERN = `^(?=[\\x20-\\x7e]{1,64}@[^@]*$)(?:${ATOM}(?:\\.${ATOM})*|"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x20-\\x7e])*")@(?:${LABEL}\\.)+(?!${NUMBER_LABEL})${LABEL}$`;
 
 const ADDRESS_DOC = {
   type: 'string' as const,
@@ -15,7 +21,7 @@ const ADDRESS_DOC = {
   maxLength: 254,
   pattern: ADDRESS_PATTERN,
   description:
-    'An email address: a dot-atom or quoted local part (at most 64 characters) and a domain with at least one dot; internationalised domains are sent as punycode',
+    'An email address: a dot-atom or quoted local part (at most 64 characters) and a domain with at least one dot. The pattern covers ASCII domains; an internationalised domain (Unicode, or xn-- punycode) is accepted too when it is a valid IDNA name, and is sent as punycode',
 };
 
 /** One email address, validated and normalised (punycode domain). */
@@ -84,6 +90,33 @@ export const bodyText = z
 export const templateVars = z
   .record(z.string(), z.union([bodyText, z.number(), z.boolean()]))
   .openapi({ description: 'Values for the {{name}} placeholders: strings, numbers or booleans (no nesting)' });
+
+/**
+ * A regex source whose letters match in either case, for the document: JSON Schema patterns take no `i` flag.
+ * Escapes (`\.`, `\x1f`) and character classes are kept as they are.
+ */
+export function caseless(source: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') {
+      const length = source[i + 1] === 'x' ? 4 : source[i + 1] === 'u' ? 6 : 2;
+      out += source.slice(i, i + length);
+      i += length - 1;
+      continue;
+    }
+    if (c === '[') inClass = true;
+    if (c === ']') inClass = false;
+    out += !inClass && /[A-Za-z]/.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c;
+  }
+  return out;
+}
+
+/** The document's "one of these fields, and not empty" (an empty string does not count as given). */
+export const oneNotEmpty = (fields: string[]) => ({
+  anyOf: fields.map((field) => ({ required: [field], properties: { [field]: { minLength: 1 } } })),
+});
 
 /** Success envelope. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });

@@ -4,6 +4,7 @@ import {
   bodyText,
   emailAddress,
   envelope,
+  oneNotEmpty,
   pageOf,
   priority,
   recipients,
@@ -48,9 +49,9 @@ export const queueEmailBody = z
   })
   .refine((body) => recipientCount(body) <= MAX_RECIPIENTS, { message: TOO_MANY_RECIPIENTS, path: ['to'] })
   .openapi({
-    anyOf: ['html', 'text', 'imageUrl', 'templateId'].map((field) => ({ required: [field] })),
+    ...oneNotEmpty(['html', 'text', 'imageUrl', 'templateId']),
     ...ONE_SENDER_DOC,
-    description: 'One of html, text, imageUrl or templateId is required (and not empty)',
+    description: `One of html, text, imageUrl or templateId is required and not empty. ${TOO_MANY_RECIPIENTS} (duplicates count once).`,
   });
 
 /** GET /api/v1/emails and GET /api/v1/templates */

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { isLanguageTag, LANGUAGES } from '../otp/languages';
+import { LANGUAGES } from '../otp/languages';
 import { emailAddress, envelope, resourceId, subjectText } from './common';
 
 const expiresInSeconds = z
@@ -21,13 +21,17 @@ const verificationLine = z
   .refine((value) => !/[\r\n\0]/.test(value), 'must not contain line breaks')
   .openapi({ pattern: '^[^\\r\\n\\x00]*$', description: 'One line shown above the code: no CR, LF or NUL' });
 
+/** A BCP 47 language tag: a language, then an optional script, region and one variant; no extensions. */
+const LANGUAGE_TAG =
+  /^(?:[A-Za-z]{2,3}|[A-Za-z]{5,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))?$/;
+
 const locale = z
   .string()
   .max(35, 'must be at most 35 characters')
-  .refine(isLanguageTag, 'expected a BCP 47 language tag such as de or pt-BR')
+  .regex(LANGUAGE_TAG, 'expected a BCP 47 language tag such as de or pt-BR')
   .openapi({
     example: 'de',
-    description: `The language of the mail (BCP 47): ${LANGUAGES.join(', ')}; any other language gets English`,
+    description: `The language of the mail (BCP 47: language, then optional script, region and one variant, e.g. de, pt-BR, zh-Hant-TW): ${LANGUAGES.join(', ')}; any other language gets English`,
   });
 
 const templateId = resourceId.openapi({
@@ -56,14 +60,19 @@ const TEMPLATE_ALONE = {
   message: 'a template brings its own subject and text: give templateId without subject and verificationLine',
   path: ['templateId'],
 };
+/** What templateAlone says, for the document. */
+const TEMPLATE_ALONE_DOC = {
+  not: { anyOf: [{ required: ['templateId', 'subject'] }, { required: ['templateId', 'verificationLine'] }] },
+};
 
 /** POST /api/v1/backend-otp/send and /api/v1/email-verification/send */
-export const serverSendBody = serverSendFields.refine(templateAlone, TEMPLATE_ALONE);
+export const serverSendBody = serverSendFields.refine(templateAlone, TEMPLATE_ALONE).openapi(TEMPLATE_ALONE_DOC);
 
 /** POST /api/v1/instant-otp/send: also a `from` override (a verified sender of the account). */
 export const instantSendBody = serverSendFields
   .extend({ from: emailAddress.optional() })
-  .refine(templateAlone, TEMPLATE_ALONE);
+  .refine(templateAlone, TEMPLATE_ALONE)
+  .openapi(TEMPLATE_ALONE_DOC);
 
 /** Every verify route. The code's format is checked by the engine (400 INVALID_CODE, no attempt used). */
 export const verifyBody = z.strictObject({

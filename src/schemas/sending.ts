@@ -2,8 +2,8 @@
 // tags, custom headers and attachments, and who the mail is from.
 import { z } from '@hono/zod-openapi';
 import { parseMailbox } from '../mail/address';
-import { ATTACHMENT_LIMITS, dangerousAttachment } from '../mail/attachments';
-import { addressList, resourceId } from './common';
+import { ATTACHMENT_LIMITS, DANGEROUS_EXTENSIONS, DANGEROUS_TYPES, dangerousAttachment } from '../mail/attachments';
+import { addressList, caseless, resourceId } from './common';
 
 /** How far ahead a send may be scheduled. */
 export const MAX_SCHEDULE_DAYS = 30;
@@ -11,12 +11,17 @@ export const MAX_SCHEDULE_DAYS = 30;
 export const MAX_RECIPIENTS = 100;
 
 /** A date and time with seconds optional and a zone (Z or ±hh:mm): what Date.parse reads the same everywhere. */
-const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:\d\d)$/;
+const ISO_TIME =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+
+/** The date is a day of its month: Date.parse reads 2026-02-30 as March 2. */
+const isCalendarDay = (value: string) =>
+  new Date(`${value.slice(0, 10)}T00:00:00Z`).getUTCDate() === Number(value.slice(8, 10));
 
 export const scheduledAt = z
   .string()
   .regex(ISO_TIME, 'expected an ISO 8601 time with a time zone, e.g. 2026-12-01T09:00:00Z')
-  .refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO 8601 time')
+  .refine(isCalendarDay, 'expected a day its month has')
   .transform((value) => new Date(value).toISOString())
   .refine((iso) => Date.parse(iso) > Date.now(), 'must be in the future')
   .refine(
@@ -26,7 +31,7 @@ export const scheduledAt = z
   .openapi({
     format: 'date-time',
     pattern: ISO_TIME.source,
-    description: `When to send (ISO 8601 with a time zone, at most ${MAX_SCHEDULE_DAYS} days ahead); the email is SCHEDULED until then`,
+    description: `When to send: ISO 8601 with a time zone, in the future and at most ${MAX_SCHEDULE_DAYS} days ahead (400 otherwise); the email is SCHEDULED until then`,
   });
 
 const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
@@ -43,6 +48,7 @@ export const tags = z
 
 /** Header names a sender may set: the unsubscribe pair, X-Entity-Ref-ID and any X-*. */
 const ALLOWED_HEADER = /^(?:List-Unsubscribe|List-Unsubscribe-Post|X-[!-9;-~]{1,72})$/i;
+const MAX_HEADERS = 20;
 
 export const customHeaders = z
   .record(
@@ -51,21 +57,30 @@ export const customHeaders = z
       .string()
       .min(1, 'must not be empty')
       .max(900, 'must be at most 900 characters')
-      .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
+      .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL')
+      .openapi({ pattern: '^[^\\r\\n\\x00]*$' }),
   )
-  .refine((headers) => Object.keys(headers).length <= 20, 'at most 20 headers')
+  .refine((headers) => Object.keys(headers).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`)
   .refine(
     (headers) => new Set(Object.keys(headers).map((name) => name.toLowerCase())).size === Object.keys(headers).length,
     'must not repeat a header name',
   )
   .openapi({
-    description:
-      'Extra headers: List-Unsubscribe, List-Unsubscribe-Post, X-Entity-Ref-ID and any X-*; never From, To, Subject, Message-ID or Bcc. Values are one line.',
+    // JSON Schema 2020-12 (OpenAPI 3.1) has propertyNames; the metadata type does not know it.
+    ...({ propertyNames: { pattern: caseless(ALLOWED_HEADER.source) } } as object),
+    maxProperties: MAX_HEADERS,
+    description: `Extra headers: List-Unsubscribe, List-Unsubscribe-Post, X-Entity-Ref-ID and any X-*; never From, To, Subject, Message-ID or Bcc. At most ${MAX_HEADERS}, names compared case-insensitively must not repeat; values are one line.`,
   });
 
 // One character class and a length check: a grouped repetition would overflow the regex stack on 13 MB.
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const FILENAME_RULE = /^[^\x00-\x1f\x7f/\\]{1,255}$/;
+// `u`: the length counts characters, as the document's pattern does.
+const FILENAME_RULE = /^[^\x00-\x1f\x7f/\\]{1,255}$/u;
+/** FILENAME_RULE and the refinements below, for the document: no surrounding spaces, not only dots, not executable. */
+const FILENAME_DOC = `^(?!\\s)(?![\\s\\S]*\\s$)(?!\\.+$)(?![\\s\\S]*\\.(?:${caseless([...DANGEROUS_EXTENSIONS].join('|'))})$)${FILENAME_RULE.source.slice(1)}`;
+const MEDIA_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/;
+/** MEDIA_TYPE without the executable and script types, for the document. */
+const MEDIA_TYPE_DOC = `^(?!${caseless(DANGEROUS_TYPES.source.slice(1, -1))}$)${MEDIA_TYPE.source.slice(1)}`;
 
 const attachment = z
   .strictObject({
@@ -74,7 +89,7 @@ const attachment = z
       .regex(FILENAME_RULE, 'expected 1-255 characters without control characters, / or \\')
       .refine((name) => name.trim() === name && !/^\.+$/.test(name), 'expected a file name, not a path')
       .refine((name) => !dangerousAttachment(name, null), 'this file type is refused (executable or script)')
-      .openapi({ pattern: FILENAME_RULE.source }),
+      .openapi({ pattern: FILENAME_DOC }),
     content: z
       .string()
       .min(1, 'must not be empty (a 0-byte file)')
@@ -90,8 +105,9 @@ const attachment = z
     contentType: z
       .string()
       .max(127)
-      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/, 'expected a media type such as application/pdf')
+      .regex(MEDIA_TYPE, 'expected a media type such as application/pdf')
       .refine((type) => !dangerousAttachment('', type), 'this file type is refused (executable or script)')
+      .openapi({ pattern: MEDIA_TYPE_DOC })
       .optional(),
     contentId: z
       .string()
@@ -102,7 +118,8 @@ const attachment = z
   .refine((a) => (a.content === undefined) !== (a.path === undefined), {
     message: 'expected exactly one of content or path',
     path: ['content'],
-  });
+  })
+  .openapi({ oneOf: [{ required: ['content'] }, { required: ['path'] }] });
 
 export const attachments = z
   .array(attachment)

@@ -1,5 +1,15 @@
 import { z } from '@hono/zod-openapi';
-import { bodyText, envelope, label, priority, recipients, resourceId, subjectText, templateVars } from './common';
+import {
+  bodyText,
+  envelope,
+  label,
+  oneNotEmpty,
+  priority,
+  recipients,
+  resourceId,
+  subjectText,
+  templateVars,
+} from './common';
 import {
   MAX_RECIPIENTS,
   ONE_SENDER,
@@ -14,10 +24,7 @@ import {
 export const createTemplateBody = z
   .strictObject({ name: label, subject: subjectText, htmlBody: bodyText.optional(), textBody: bodyText.optional() })
   .refine((body) => body.htmlBody || body.textBody, { message: 'htmlBody or textBody is required', path: ['htmlBody'] })
-  .openapi({
-    anyOf: [{ required: ['htmlBody'] }, { required: ['textBody'] }],
-    description: 'htmlBody or textBody is required (and not empty)',
-  });
+  .openapi({ ...oneNotEmpty(['htmlBody', 'textBody']), description: 'htmlBody or textBody is required and not empty' });
 
 /** PUT /api/v1/templates/{templateId} */
 export const updateTemplateBody = z
@@ -28,7 +35,11 @@ export const updateTemplateBody = z
     textBody: bodyText.optional(),
   })
   .refine((body) => Object.keys(body).length > 0, { message: 'expected at least one field to change', path: ['name'] })
-  .openapi({ minProperties: 1, description: 'The fields to change (at least one)' });
+  .openapi({
+    minProperties: 1,
+    description:
+      'The fields to change (at least one). The template must keep a non-empty htmlBody or textBody: emptying the only one is 400',
+  });
 
 /** POST /api/v1/templates/send */
 export const templateSendBody = z
@@ -45,7 +56,10 @@ export const templateSendBody = z
   })
   .refine(...ONE_SENDER)
   .refine((body) => recipientCount(body) <= MAX_RECIPIENTS, { message: TOO_MANY_RECIPIENTS, path: ['to'] })
-  .openapi(ONE_SENDER_DOC);
+  .openapi({
+    ...ONE_SENDER_DOC,
+    description: `subject, html and text override the template's. The mail needs content: 400 when it would have none. ${TOO_MANY_RECIPIENTS} (duplicates count once).`,
+  });
 
 /** POST /api/v1/templates/send-test */
 export const sendTestBody = z

@@ -174,7 +174,9 @@ describe('GET /api/v1/openapi.json', () => {
     }
     expect(responsesOf('GET /api/v1/emails')['200']!.headers).toHaveProperty('RateLimit-Remaining');
     expect(responsesOf('POST /api/v1/emails')['200']!.headers).toHaveProperty('Idempotent-Replayed');
-    expect(parameter('POST /api/v1/emails', 'Idempotency-Key').schema.pattern).toBe('^[\\x21-\\x7e]{1,255}$');
+    expect(parameter('POST /api/v1/emails', 'Idempotency-Key').schema.pattern).toBe(
+      '^[\\x21-\\x7e]{1,255}$(?![\\s\\S])',
+    );
   });
 
   it('documents page and limit as integers with bounds and defaults', () => {
@@ -209,12 +211,24 @@ describe('GET /api/v1/openapi.json', () => {
     for (const bad of ['ada@localhost', 'ada@example.123', 'a..b@example.com', 'ada@example.com\r\nBcc: x@y.z']) {
       expect(pattern.test(bad), bad).toBe(false);
     }
-    expect(body('POST /api/v1/backend-otp/verify').properties!.code!.pattern).toBe('^[0-9]{4,10}$');
-    expect(body('POST /api/v1/templates').anyOf).toEqual([{ required: ['htmlBody'] }, { required: ['textBody'] }]);
+    expect(body('POST /api/v1/backend-otp/verify').properties!.code!.pattern).toBe('^[0-9]{4,10}$(?![\\s\\S])');
+    expect(body('POST /api/v1/templates').anyOf).toEqual([
+      { required: ['htmlBody'], properties: { htmlBody: { minLength: 1 } } },
+      { required: ['textBody'], properties: { textBody: { minLength: 1 } } },
+    ]);
     expect(body('PUT /api/v1/templates/{templateId}').minProperties).toBe(1);
-    expect(body('POST /api/v1/emails').properties!.subject!.pattern).toBe('^[^\\r\\n\\x00]*$');
+    expect(body('POST /api/v1/emails').properties!.subject!.pattern).toBe('^[^\\r\\n\\x00]*$(?![\\s\\S])');
     const allowedIps = body('POST /admin/v1/accounts/{accountId}/otp-tokens').properties!.allowedIps!;
     expect(allowedIps.items!.pattern).toBeDefined();
+  });
+
+  it("ends every pattern where Python's `$` ends too: no trailing newline slips through", () => {
+    // Python's `re` (Hypothesis, jsonschema) also matches `$` before a final newline: `^[^\n]*$` takes "Acme\n".
+    const patterns = [...JSON.stringify(doc).matchAll(/"pattern":("(?:[^"\\]|\\.)*")/g)].map(
+      (m) => JSON.parse(m[1]!) as string,
+    );
+    expect(patterns.length).toBeGreaterThan(30);
+    expect(patterns.filter((pattern) => /(?<!\\)\$$/.test(pattern))).toEqual([]);
   });
 
   it('documents the hosted page: its 404 page, its form body and its JSON answer', () => {

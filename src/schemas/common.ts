@@ -113,6 +113,12 @@ export function caseless(source: string): string {
   return out;
 }
 
+/** For the document's `not`: a body that has all these fields (each named in `properties` too, for linters). */
+export const hasFields = (...fields: string[]) => ({
+  required: fields,
+  properties: Object.fromEntries(fields.map((field) => [field, {}])),
+});
+
 /** The document's "one of these fields, and not empty" (an empty string does not count as given). */
 export const oneNotEmpty = (fields: string[]) => ({
   anyOf: fields.map((field) => ({ required: [field], properties: { [field]: { minLength: 1 } } })),

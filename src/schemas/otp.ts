@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { LANGUAGES } from '../otp/languages';
-import { emailAddress, envelope, resourceId, subjectText } from './common';
+import { emailAddress, envelope, hasFields, resourceId, subjectText } from './common';
 
 const expiresInSeconds = z
   .number({ error: 'expected a number of seconds' })
@@ -62,7 +62,7 @@ const TEMPLATE_ALONE = {
 };
 /** What templateAlone says, for the document. */
 const TEMPLATE_ALONE_DOC = {
-  not: { anyOf: [{ required: ['templateId', 'subject'] }, { required: ['templateId', 'verificationLine'] }] },
+  not: { anyOf: [hasFields('templateId', 'subject'), hasFields('templateId', 'verificationLine')] },
 };
 
 /** POST /api/v1/backend-otp/send and /api/v1/email-verification/send */

@@ -3,7 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { parseMailbox } from '../mail/address';
 import { ATTACHMENT_LIMITS, DANGEROUS_EXTENSIONS, DANGEROUS_TYPES, dangerousAttachment } from '../mail/attachments';
-import { addressList, caseless, resourceId } from './common';
+import { addressList, caseless, hasFields, resourceId } from './common';
 
 /** How far ahead a send may be scheduled. */
 export const MAX_SCHEDULE_DAYS = 30;
@@ -184,7 +184,7 @@ export const ONE_SENDER: [(body: { from?: unknown; senderEmailId?: unknown }) =>
   { message: 'give from or senderEmailId, not both', path: ['from'] },
 ];
 /** What ONE_SENDER says, for the document. */
-export const ONE_SENDER_DOC = { not: { required: ['from', 'senderEmailId'] } };
+export const ONE_SENDER_DOC = { not: hasFields('from', 'senderEmailId') };
 
 /** to + cc + bcc together (after duplicates are dropped) are at most 100 recipients. */
 export function recipientCount(body: { to: string[]; cc?: string[]; bcc?: string[] }): number {

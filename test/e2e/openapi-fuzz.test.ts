@@ -6,7 +6,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { arbitraryOf, bodyArbitrary, type Schema } from './schema-arbitrary';
+import { arbitraryOf, bodyArbitrary, type Schema, withKnownValues } from './schema-arbitrary';
 
 const service = inject('e2e');
 const RUNS = Number(process.env.POSTCODE_FUZZ_RUNS ?? 12);
@@ -43,9 +43,18 @@ const LEFT_OUT: Record<string, string> = {
 const BEYOND_SCHEMA: RegExp[] = [
   // "in the future and at most 30 days ahead": a window that moves with the clock.
   /^(emails\[\d+\]\.)?scheduledAt: must be /,
+  // "names compared case-insensitively must not repeat": JSON Schema compares property names exactly.
+  /^(emails\[\d+\]\.)?headers: must not repeat a header name/,
+  // The placeholders a stored template needs are data, not schema.
+  /^(emails\[\d+\]\.)?vars: missing values for /,
 ];
 
-const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+// The formats the document uses (ajv knows none without ajv-formats): a value must be what its format says.
+ajv.addFormat('uri', (value: string) => /^[a-z][a-z0-9+.-]*:/i.test(value) && URL.canParse(value));
+ajv.addFormat('date-time', (value: string) => !Number.isNaN(Date.parse(value)));
+ajv.addFormat('byte', /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/);
+ajv.addFormat('email', true); // the patterns beside it say what an address is
 const validators = new Map<object, ValidateFunction>();
 const validatorOf = (schema: object) => {
   const validate = validators.get(schema) ?? ajv.compile(schema);
@@ -57,6 +66,8 @@ let doc: Document;
 let credentials: Credential[];
 /** Real ids by path parameter name, so that requests reach past the lookups. */
 const known: Record<string, string[]> = {};
+/** Real values by body field name, for the same reason. */
+const knownFields: Record<string, string[]> = {};
 
 async function api<T>(method: string, path: string, token: string, body?: unknown): Promise<T> {
   const res = await fetch(service.baseUrl + path, {
@@ -112,9 +123,16 @@ beforeAll(async () => {
   });
   const template = await api<{ id: string }>('POST', '/api/v1/templates', mail.key, {
     name: 'fuzz',
-    subject: 'Hi {{name}}',
+    subject: 'Hi',
     textBody: 'Your code {{code}}',
   });
+  const senderId = (
+    await api<{ id: string }>('POST', `/admin/v1/accounts/${account.id}/senders`, admin, {
+      email: 'other-sender@fuzz.example',
+      name: 'Fuzz',
+    })
+  ).id;
+  Object.assign(knownFields, { templateId: [template.id], senderEmailId: [senderId], from: [sender.email] });
   const webhook = await api<{ id: string }>('POST', '/api/v1/webhooks', both.key, {
     url: 'https://hooks.fuzz.example/postcode',
     events: ['email.sent'],
@@ -152,7 +170,8 @@ function requestArbitrary(template: string, operation: Operation, credential: Cr
     { requiredKeys: [] },
   );
   const media = operation.requestBody?.content ?? {};
-  const jsonSchema = media['application/json']?.schema;
+  const declaredSchema = media['application/json']?.schema;
+  const jsonSchema = declaredSchema && withKnownValues(declaredSchema, knownFields);
   const body: fc.Arbitrary<{ type?: string; text?: string; valid?: boolean }> = jsonSchema
     ? bodyArbitrary(jsonSchema).map((v) => ({
         type: 'application/json',

@@ -13,6 +13,8 @@ export type Schema = {
   properties?: Record<string, Schema>;
   required?: string[];
   additionalProperties?: boolean | Schema;
+  propertyNames?: Schema;
+  maxProperties?: number;
   minProperties?: number;
   items?: Schema;
   minItems?: number;
@@ -85,13 +87,15 @@ function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
 }
 
 function objectArbitrary(schema: Schema, depth: number): fc.Arbitrary<Record<string, unknown>> {
-  const properties = schema.properties ?? {};
-  // `anyOf: [{ required: [a] }, { required: [b] }]` beside `properties`: one of the alternatives' fields is required.
-  const alternatives = (schema.anyOf ?? []).filter((s) => s.required && !s.properties).map((s) => s.required!);
-  const requiredSets = alternatives.length > 0 ? alternatives : [[]];
+  // `anyOf` beside `properties`: each alternative adds required fields and narrows their schemas.
+  const alternatives: Schema[] = schema.anyOf?.length ? schema.anyOf : [{}];
   const forbiddenTogether = schema.not?.required;
-  return fc.constantFrom(...requiredSets).chain((extra) => {
-    const required = new Set([...(schema.required ?? []), ...extra]);
+  return fc.constantFrom(...alternatives).chain((alternative) => {
+    const properties = { ...schema.properties };
+    for (const [name, narrower] of Object.entries(alternative.properties ?? {})) {
+      properties[name] = { ...properties[name], ...narrower };
+    }
+    const required = new Set([...(schema.required ?? []), ...(alternative.required ?? [])]);
     const record = fc.record(
       Object.fromEntries(Object.entries(properties).map(([name, s]) => [name, arbitraryOf(s, depth + 1)])),
       { requiredKeys: [...required].filter((name) => name in properties) },
@@ -99,11 +103,11 @@ function objectArbitrary(schema: Schema, depth: number): fc.Arbitrary<Record<str
     const map =
       typeof schema.additionalProperties === 'object'
         ? fc.dictionary(
-            fc.stringMatching(/^[A-Za-z][A-Za-z0-9_-]{0,15}$/),
+            schema.propertyNames
+              ? (arbitraryOf({ type: 'string', ...schema.propertyNames }, depth + 1) as fc.Arbitrary<string>)
+              : fc.stringMatching(/^[A-Za-z][A-Za-z0-9_-]{0,15}$/),
             arbitraryOf(schema.additionalProperties, depth + 1),
-            {
-              maxKeys: MAX_GENERATED_ITEMS,
-            },
+            { maxKeys: Math.min(MAX_GENERATED_ITEMS, schema.maxProperties ?? MAX_GENERATED_ITEMS) },
           )
         : fc.constant({});
     return fc
@@ -170,4 +174,24 @@ export function bodyArbitrary(schema: Schema): fc.Arbitrary<unknown> {
     { arbitrary: extraField, weight: 1 },
     { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 },
   );
+}
+
+/**
+ * The schema with a choice of real values beside each property named in `known` (at any depth), so that
+ * generated bodies also reach past lookups (a template or sender that exists).
+ */
+export function withKnownValues(schema: Schema, known: Record<string, unknown[]>): Schema {
+  const properties = schema.properties
+    ? Object.fromEntries(
+        Object.entries(schema.properties).map(([name, s]) => {
+          const inner = withKnownValues(s, known);
+          return [name, known[name] ? { anyOf: [{ enum: known[name] }, inner] } : inner];
+        }),
+      )
+    : undefined;
+  return {
+    ...schema,
+    ...(properties ? { properties } : {}),
+    ...(schema.items ? { items: withKnownValues(schema.items, known) } : {}),
+  };
 }

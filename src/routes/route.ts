@@ -63,6 +63,11 @@ export type RouteDeclaration<T extends Shape> = {
   idempotent?: T['body'] extends z.ZodType ? true : never;
   params?: T['params'];
   query?: T['query'];
+  /**
+   * A page a browser opens from a mailed link ignores query parameters it does not read: mail tools add
+   * tracking parameters to links. Every API route refuses them (400).
+   */
+  unknownQuery?: 'ignored';
   /** JSON body (415, streamed 413, invalid UTF-8 and strict objects apply). */
   body?: T['body'];
   /** The body's size limit when it is not 512 KiB (routes that take attachments). */
@@ -121,7 +126,7 @@ export function route<
   const middleware = [
     d.guard.middleware,
     ...(d.limit ? [rateLimit(d.limit.bucket, limitCode)] : []),
-    declaredQueryOnly(Object.keys(d.query?.shape ?? {})),
+    ...(d.unknownQuery === 'ignored' ? [] : [declaredQueryOnly(Object.keys(d.query?.shape ?? {}))]),
     ...(d.body ? [readJsonBody(d.bodyLimit)] : []),
   ] as MiddlewareHandler<E>[];
   const errors: ErrorCode[] = [
@@ -175,6 +180,7 @@ export function route<
     summary: d.summary,
     ...(d.description ? { description: d.description } : {}),
     security: d.guard.security,
+    ...(d.unknownQuery === 'ignored' ? { 'x-unknown-query': 'ignored' } : {}),
     middleware: inOrder(middleware),
     ...(d.idempotent
       ? {

@@ -56,6 +56,7 @@ const show = route({
   summary: 'The hosted verify page (HTML)',
   guard: anyone,
   query: verifyPageQuery,
+  unknownQuery: 'ignored',
   success: { status: 200, description: 'The verify form, or the state of the session', content: HTML },
   pages: { 404: { description: 'The page for an unknown, used or expired session', content: HTML } },
 });

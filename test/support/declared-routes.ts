@@ -23,6 +23,8 @@ type Parameter = { name: string; in: 'path' | 'query' | 'header'; schema: JsonSc
 type Operation = {
   operationId: string;
   security: Record<string, string[]>[];
+  /** The hosted page, opened from mailed links, ignores query parameters it does not read. */
+  'x-unknown-query'?: 'ignored';
   parameters?: Parameter[];
   requestBody?: {
     'x-max-body-bytes'?: number;

@@ -104,6 +104,10 @@ describe('OpenAPI document', () => {
     await check('GET', '/api/v1/openapi.json', T('/api/v1/openapi.json'));
     await check('GET', '/docs', T('/docs'));
     await check('GET', '/vendor/scalar/standalone.js', T('/vendor/scalar/standalone.js'));
+    // Every route refuses a query parameter it does not declare.
+    for (const path of ['/', '/health', '/api/v1/openapi.json', '/docs', '/vendor/scalar/standalone.js']) {
+      await check('GET', path, `${path}?stauts=1`);
+    }
 
     // Operator API: a fresh account with every credential
     const account = (
@@ -167,6 +171,14 @@ describe('OpenAPI document', () => {
     });
     await check('PUT', branding, brandingPath, { token: admin, body: { logoUrl: 'http://insecure.example/x.png' } });
     await check('GET', '/admin/v1/settings', '/admin/v1/settings', { token: admin });
+    // The operator's lists: accounts, and an account's keys, OTP tokens and senders.
+    await check('GET', '/admin/v1/accounts', '/admin/v1/accounts?limit=2', { token: admin });
+    await check('GET', '/admin/v1/accounts', '/admin/v1/accounts?limit=0', { token: admin });
+    for (const list of ['api-keys', 'otp-tokens', 'senders']) {
+      const template = `/admin/v1/accounts/{accountId}/${list}`;
+      await check('GET', template, `/admin/v1/accounts/${account.id}/${list}`, { token: admin });
+      await check('GET', template, `/admin/v1/accounts/acc_unknown/${list}`, { token: admin });
+    }
     await check('GET', '/admin/v1/settings', '/admin/v1/settings', { token: 'wrong' });
     await check('PUT', '/admin/v1/settings', '/admin/v1/settings', { token: admin, body: { frozen: false } });
     await check('PUT', '/admin/v1/settings', '/admin/v1/settings', { token: admin, body: { frozen: 'no' } });

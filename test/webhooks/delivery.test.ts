@@ -35,7 +35,7 @@ describe('email events', () => {
     expect(ofType(received, 'email.queued')[0]!.payload).toEqual({
       type: 'email.queued',
       createdAt: expect.any(String),
-      data: { emailId: res.json.data.id, to, subject: 'Hooked', status: 'QUEUED', tags: [] },
+      data: { emailId: res.json.data.id, to, subject: 'Hooked', status: 'QUEUED', tags: [], test: false },
     });
     expect(ofType(received, 'email.sent')[0]!.payload.data).toMatchObject({ recipient: to[0], status: 'SENT' });
     expect(ofType(received, 'email.failed')[0]!.payload.data).toMatchObject({

@@ -1,6 +1,7 @@
 // The timeline of an email (GET /api/v1/emails/{emailId} `events`), written in the transaction of the
 // fact it records.
 import type { EmailEvent, EmailEventType } from '../mail/outcome';
+import type { D1Reader } from './reads';
 
 export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: string };
 
@@ -25,7 +26,7 @@ export function eventsInsert(
     .bind(emailId, owner, at, JSON.stringify(events));
 }
 
-export async function listEmailEvents(db: D1Database, emailId: string): Promise<StoredEmailEvent[]> {
+export async function listEmailEvents(db: D1Reader, emailId: string): Promise<StoredEmailEvent[]> {
   const rows = await db
     .prepare('SELECT type, at, detail FROM email_events WHERE email_id = ? ORDER BY seq')
     .bind(emailId)

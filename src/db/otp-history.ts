@@ -1,6 +1,7 @@
 import type { OtpChannel } from '../durable-objects/otp-recipient';
 import { newId } from '../ids';
 import { otpEvent } from '../webhooks/produce';
+import type { D1Reader } from './reads';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 export type OtpVerification = { id: string; email: string; sentAt: string; verifiedAt: string };
@@ -42,7 +43,7 @@ export async function recordVerification(db: D1Database, entry: VerificationEntr
 }
 
 /** Newest first. */
-export async function listVerifications(db: D1Database, accountId: string, channel: OtpChannel, limit: number) {
+export async function listVerifications(db: D1Reader, accountId: string, channel: OtpChannel, limit: number) {
   const rows = await db
     .prepare(
       `SELECT id, email, sent_at, verified_at FROM otp_verifications WHERE account_id = ? AND channel = ?

@@ -3,6 +3,7 @@ import { canonicalAddress } from '../mail/address';
 import type { RecipientStatus } from '../mail/outcome';
 import { listEmailEvents } from './email-events';
 import { type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
+import type { D1Reader } from './reads';
 import type { EmailOwner } from './schedule';
 
 /** `tag` is `name:value`. */
@@ -13,7 +14,7 @@ export type SendLogFilter = { status?: EmailStatus; to?: string; tag?: string };
  * A test key reads only test-key mail, a live key only live mail.
  */
 export async function listEmails(
-  db: D1Database,
+  db: D1Reader,
   owner: EmailOwner,
   page: number,
   limit: number,
@@ -42,7 +43,7 @@ type Kind = 'to' | 'cc' | 'bcc';
 export type RecipientOutcome = { email: string; kind: Kind; status: RecipientStatus; reply?: string };
 
 /** One email of the owner with its recipients' outcomes and its timeline; null when not the owner's. */
-export async function findEmailDetail(db: D1Database, owner: EmailOwner, id: string) {
+export async function findEmailDetail(db: D1Reader, owner: EmailOwner, id: string) {
   const test = owner.test ? 1 : 0;
   const [email, recipients] = await db.batch([
     db.prepare(`${SELECT_EMAIL} WHERE e.id = ?1 AND e.account_id = ?2 AND e.test = ?3`).bind(id, owner.accountId, test),

@@ -1,4 +1,5 @@
 import { newId, nowIso } from '../ids';
+import type { D1Reader } from './reads';
 
 export type Template = {
   id: string;
@@ -47,7 +48,7 @@ export async function createTemplate(db: D1Database, accountId: string, fields: 
   return template;
 }
 
-export async function findTemplate(db: D1Database, accountId: string, id: string): Promise<Template | null> {
+export async function findTemplate(db: D1Reader, accountId: string, id: string): Promise<Template | null> {
   const row = await db
     .prepare(`SELECT ${COLUMNS} FROM templates WHERE id = ? AND account_id = ?`)
     .bind(id, accountId)
@@ -55,7 +56,7 @@ export async function findTemplate(db: D1Database, accountId: string, id: string
   return row ? toTemplate(row) : null;
 }
 
-export async function listTemplates(db: D1Database, accountId: string, page: number, limit: number) {
+export async function listTemplates(db: D1Reader, accountId: string, page: number, limit: number) {
   const [rows, count] = await db.batch([
     db
       .prepare(

@@ -3,6 +3,7 @@
 import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
 import { listVerifications, type VerificationEntry } from '../db/otp-history';
+import { replicaReads } from '../db/reads';
 import { findSenderByEmail } from '../db/senders';
 import { findTemplate } from '../db/templates';
 import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
@@ -296,7 +297,8 @@ async function keepVerification(env: Bindings, entry: VerificationEntry): Promis
 /** Successful verifications, newest first; `limit` clamped to 1-100 (the query schema defaults it to 50). */
 export async function otpHistory(env: Bindings, accountId: string, channel: OtpChannel, limit: number) {
   await historyWritten(accountId);
-  return listVerifications(env.DB, accountId, channel, Math.min(Math.max(Math.trunc(limit), 1), 100));
+  const reader = replicaReads(env.DB);
+  return listVerifications(reader, accountId, channel, Math.min(Math.max(Math.trunc(limit), 1), 100));
 }
 
 export async function otpStatus(env: Bindings, accountId: string | null, channel: OtpChannel, sessionId: string) {

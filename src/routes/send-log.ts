@@ -1,6 +1,8 @@
 import { mailApi } from '../auth/guards';
+import { readOwnWrite, replicaReads } from '../db/reads';
 import { findEmailDetail, listEmails } from '../db/send-log';
 import { ApiError } from '../errors';
+import { RETENTION_NOTE } from '../retention';
 import { emailDetailResponse, emailIdParam, emailListResponse, sendLogQuery } from '../schemas/emails';
 import { json, route, router } from './route';
 
@@ -12,7 +14,7 @@ const sendLog = route({
   path: '/api/v1/emails',
   tag: 'Mail',
   summary: 'The send log (2)',
-  description: 'Newest first; `status`, `to` and `tag` narrow it down.',
+  description: `Newest first; \`status\`, \`to\` and \`tag\` narrow it down. ${RETENTION_NOTE.emails}`,
   guard: mailApi,
   limit: { bucket: 'read' },
   query: sendLogQuery,
@@ -82,8 +84,7 @@ const getEmail = route({
   path: '/api/v1/emails/{emailId}',
   tag: 'Mail',
   summary: 'One email with its recipients and timeline',
-  description:
-    'Each recipient has its own status (`reply` when the server refused it); `events` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered.',
+  description: `Each recipient has its own status (\`reply\` when the server refused it); \`events\` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. ${RETENTION_NOTE.emails} A deleted email answers 404.`,
   guard: mailApi,
   limit: { bucket: 'read' },
   params: emailIdParam,
@@ -95,7 +96,8 @@ export const sendLogRoutes = router()
   .openapi(sendLog, async (c) => {
     const { page, limit, status, to, tag } = c.req.valid('query');
     const { accountId, mode } = c.var.credential;
-    const { emails, total } = await listEmails(c.env.DB, { accountId, test: mode === 'test' }, page, limit, {
+    const owner = { accountId, test: mode === 'test' };
+    const { emails, total } = await listEmails(replicaReads(c.env.DB), owner, page, limit, {
       status,
       to,
       tag,
@@ -122,7 +124,8 @@ export const sendLogRoutes = router()
   .openapi(getEmail, async (c) => {
     const { accountId, mode } = c.var.credential;
     const owner = { accountId, test: mode === 'test' };
-    const found = await findEmailDetail(c.env.DB, owner, c.req.valid('param').emailId);
+    const { emailId } = c.req.valid('param');
+    const found = await readOwnWrite(c.env.DB, (db) => findEmailDetail(db, owner, emailId));
     if (!found) throw new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
     const { email, recipients, events } = found;
     return c.json(

@@ -1,6 +1,7 @@
 import { mailApi } from '../auth/guards';
 import { requireSmtp } from '../config';
 import { findAccount } from '../db/accounts';
+import { readOwnWrite, replicaReads } from '../db/reads';
 import {
   createTemplate,
   deleteTemplate,
@@ -196,7 +197,7 @@ export const templateRoutes = router()
   })
   .openapi(list, async (c) => {
     const { page, limit } = c.req.valid('query');
-    const { items, total } = await listTemplates(c.env.DB, c.var.credential.accountId, page, limit);
+    const { items, total } = await listTemplates(replicaReads(c.env.DB), c.var.credential.accountId, page, limit);
     const summaries = items.map((t) => ({ id: t.id, name: t.name, subject: t.subject, updatedAt: t.updatedAt }));
     return c.json({ success: true as const, data: { page, limit, total, items: summaries } }, 200);
   })
@@ -214,7 +215,8 @@ export const templateRoutes = router()
     );
   })
   .openapi(get, async (c) => {
-    const template = await findTemplate(c.env.DB, c.var.credential.accountId, c.req.valid('param').templateId);
+    const { templateId } = c.req.valid('param');
+    const template = await readOwnWrite(c.env.DB, (db) => findTemplate(db, c.var.credential.accountId, templateId));
     if (!template) throw templateNotFound();
     return c.json({ success: true as const, data: templateDetail(template) }, 200);
   })

@@ -49,6 +49,8 @@ export type Config = {
    * `disableAfterDays`: an endpoint that failed every delivery for this long is disabled.
    */
   webhooks: { allowInsecure: boolean; disableAfterDays: number };
+  /** Days a finished email, a settled webhook delivery and OTP history are kept; 0 keeps them for good. */
+  retention: { days: number };
   /** Origin of the hosted verify page; null when unset. */
   publicBaseUrl: string | null;
   /** Null when unset: the admin API is hidden (404). */
@@ -150,6 +152,7 @@ const schema = z
     OTP_SEND_WAIT_MS: withDefault(wholeNumber(100, 60_000), 3_000),
     WEBHOOK_ALLOW_INSECURE: withDefault(booleanText, false),
     WEBHOOK_DISABLE_AFTER_DAYS: withDefault(wholeNumber(1, 365), 5),
+    RETENTION_DAYS: withDefault(wholeNumber(0, 3650), 30),
   })
   .transform(
     (vars): Config => ({
@@ -167,6 +170,7 @@ const schema = z
       retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS, maxAttempts: vars.MAIL_MAX_ATTEMPTS },
       outbox: { graceSeconds: vars.OUTBOX_GRACE_SECONDS },
       webhooks: { allowInsecure: vars.WEBHOOK_ALLOW_INSECURE, disableAfterDays: vars.WEBHOOK_DISABLE_AFTER_DAYS },
+      retention: { days: vars.RETENTION_DAYS },
       publicBaseUrl: vars.PUBLIC_BASE_URL ?? null,
       adminToken: vars.ADMIN_TOKEN ?? null,
     }),

@@ -4,6 +4,7 @@ import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
 import { dispatchScheduledMail, type QueuedJob, recoverOverdueMail, releaseHeldMail } from './queue/producer';
+import { deleteExpired } from './retention';
 import { recoverOverdueDeliveries } from './webhooks/deliver';
 
 const app = buildApp();
@@ -15,13 +16,15 @@ export default {
     else await deliverMailBatch(batch, env);
   },
   // Every minute: held mail goes out if an unfreeze was interrupted; scheduled mail coming due is queued;
-  // overdue mail and webhook deliveries are queued again.
+  // overdue mail and webhook deliveries are queued again. Then retention deletes what expired (a bounded
+  // amount per run, after the sweeps so it never delays them).
   async scheduled(_controller, env) {
     if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
     await dispatchScheduledMail(env);
     const { graceSeconds } = config(env).outbox;
     await recoverOverdueMail(env, graceSeconds);
     await recoverOverdueDeliveries(env, graceSeconds);
+    await deleteExpired(env);
   },
 } satisfies ExportedHandler<Bindings, QueuedJob>;
 

@@ -28,6 +28,7 @@ const DEFAULTS = {
   retry: { baseSeconds: 10, maxAttempts: 6 },
   outbox: { graceSeconds: 30 },
   webhooks: { allowInsecure: false, disableAfterDays: 5 },
+  retention: { days: 30 },
   publicBaseUrl: null,
   adminToken: null,
 };
@@ -55,6 +56,7 @@ const ALL_VARS = [
   'OTP_SEND_WAIT_MS',
   'WEBHOOK_ALLOW_INSECURE',
   'WEBHOOK_DISABLE_AFTER_DAYS',
+  'RETENTION_DAYS',
 ];
 
 /** The error thrown for these vars: a plain Error (500 at the first request), never an ApiError. */
@@ -140,6 +142,7 @@ describe('config: valid values', () => {
         OTP_SEND_WAIT_MS: '1500',
         WEBHOOK_ALLOW_INSECURE: 'true',
         WEBHOOK_DISABLE_AFTER_DAYS: '2',
+        RETENTION_DAYS: '90',
       }),
     );
     expect(parsed).toEqual({
@@ -163,6 +166,7 @@ describe('config: valid values', () => {
       retry: { baseSeconds: 0, maxAttempts: 3 },
       outbox: { graceSeconds: 60 },
       webhooks: { allowInsecure: true, disableAfterDays: 2 },
+      retention: { days: 90 },
       publicBaseUrl: 'https://verify.example.com',
       adminToken: 'admin',
     });
@@ -174,6 +178,10 @@ describe('config: valid values', () => {
     expect(sender('"Post Code" <a@example.com>')).toEqual({ email: 'a@example.com', name: 'Post Code' });
     expect(sender(' a@example.com ')).toEqual({ email: 'a@example.com', name: null });
     expect(sender('<a@example.com>')).toEqual({ email: 'a@example.com', name: null });
+  });
+
+  it('RETENTION_DAYS = 0 is a value (keep everything), not the default', () => {
+    expect(config(vars({ RETENTION_DAYS: '0' })).retention).toEqual({ days: 0 });
   });
 
   it('the rate-limit buckets read their limits from the config', () => {
@@ -202,6 +210,9 @@ describe('config: present but invalid values throw, naming the variable', () => 
     ['OTP_SEND_WAIT_MS', '50', 'expected a whole number >= 100 and <= 60000'],
     ['WEBHOOK_ALLOW_INSECURE', 'yes', 'expected true or false'],
     ['WEBHOOK_DISABLE_AFTER_DAYS', '0', 'expected a whole number >= 1 and <= 365'],
+    ['RETENTION_DAYS', '-1', 'expected a whole number >= 0 and <= 3650'],
+    ['RETENTION_DAYS', '3651', 'expected a whole number >= 0 and <= 3650'],
+    ['RETENTION_DAYS', '30d', 'expected a whole number >= 0 and <= 3650'],
     ['SMTP_PORT', '0', 'expected a whole number >= 1 and <= 65535'],
     ['SMTP_PORT', '65536', 'expected a whole number >= 1 and <= 65535'],
     ['SMTP_SECURE', 'ssl', 'expected one of tls, starttls, none'],

@@ -1,5 +1,6 @@
 import { serverOtp } from '../auth/guards';
 import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
+import { RETENTION_NOTE } from '../retention';
 import { historyQuery, historyResponse, instantSendResponse, serverSendBody } from '../schemas/otp';
 import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp';
 import { json, route, router } from './route';
@@ -38,6 +39,7 @@ const history = route({
   path: '/api/v1/backend-otp/verifications',
   tag: 'Backend OTP',
   summary: 'Backend OTP verification history (15)',
+  description: RETENTION_NOTE.entries,
   guard: serverOtp,
   limit: { bucket: 'read' },
   query: historyQuery,

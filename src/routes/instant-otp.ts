@@ -1,6 +1,7 @@
 import { cors } from 'hono/cors';
 import { publicOrServer, publicOrServerAnyIp, publicWithSecret } from '../auth/guards';
 import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
+import { RETENTION_NOTE } from '../retention';
 import {
   historyQuery,
   historyResponse,
@@ -71,6 +72,7 @@ const history = route({
   path: '/api/v1/instant-otp/verifications',
   tag: 'Instant OTP',
   summary: 'Instant OTP verification history (9)',
+  description: RETENTION_NOTE.entries,
   guard: publicWithSecret,
   limit: { bucket: 'read' },
   query: historyQuery,
@@ -99,6 +101,7 @@ const legacyHistory = route({
   path: '/api/v1/otp/verifications',
   tag: 'Legacy OTP',
   summary: 'Legacy alias of the instant OTP history (12)',
+  description: RETENTION_NOTE.entries,
   guard: publicWithSecret,
   limit: { bucket: 'read' },
   query: historyQuery,

@@ -18,6 +18,7 @@ import { ApiError } from '../errors';
 import { newId, newWebhookSecret } from '../ids';
 import { checkOutboundUrl } from '../mail/outbound-url';
 import { linksFilling, linkTo } from '../openapi/document';
+import { RETENTION_NOTE } from '../retention';
 import { pageQuery } from '../schemas/emails';
 import * as schema from '../schemas/webhooks';
 import { queueDeliveries } from '../webhooks/deliver';
@@ -187,6 +188,7 @@ const deliveries = route({
   method: 'get',
   path: '/api/v1/webhooks/{webhookId}/deliveries',
   summary: 'The delivery log of an endpoint',
+  description: RETENTION_NOTE.deliveries,
   params: schema.webhookIdParam,
   query: pageQuery,
   success: {

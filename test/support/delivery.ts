@@ -2,13 +2,17 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { insertEmail } from '../../src/db/email-store';
+import type { NewEmail } from '../../src/db/emails';
 import { newId } from '../../src/ids';
 import worker from '../../src/index';
 import type { QueuedJob } from '../../src/queue/producer';
 
-/** Stores a QUEUED email without producing a queue message, so only our batches deliver it. */
-export async function storedEmail(accountId: string, to: string | string[]): Promise<string> {
-  const id = newId('em');
+/**
+ * Stores a QUEUED email (SCHEDULED with `scheduledAt`) without producing a queue message, so only our batches
+ * deliver it; `fields` replace the defaults.
+ */
+export async function storedEmail(accountId: string, to: string | string[], fields: Partial<NewEmail> = {}) {
+  const id = fields.id ?? newId('em');
   await insertEmail(env.DB, {
     id,
     accountId,
@@ -31,6 +35,7 @@ export async function storedEmail(accountId: string, to: string | string[]): Pro
     scheduledAt: null,
     test: false,
     createdAt: new Date().toISOString(),
+    ...fields,
   });
   return id;
 }

@@ -1,0 +1,72 @@
+// Retention's view of D1: the oldest expired rows, found through the indexes of migrations/0011_retention.sql,
+// and deleted a bounded batch at a time. Never a QUEUED or SCHEDULED email, never a suppression.
+
+/** An email's final states. Its row changes no more once it has one, so `updated_at` is when it got there. */
+const FINAL_EMAIL = `status IN ('SENT', 'FAILED', 'CANCELED', 'SUPPRESSED')`;
+
+/** A batch of expired emails: their ids, and the R2 keys of their attachments. */
+export type ExpiredEmails = { ids: string[]; objectKeys: string[] };
+
+/**
+ * Up to `limit` emails that reached a final state before `cutoff`, oldest first. Named index: without
+ * statistics the planner prefers `emails_status` and sorts every SENT email.
+ */
+export async function findExpiredEmails(db: D1Database, cutoff: string, limit: number): Promise<ExpiredEmails> {
+  const rows = await db
+    .prepare(
+      `SELECT id, (SELECT json_group_array(r2_key) FROM email_attachments a WHERE a.email_id = emails.id) AS object_keys
+       FROM emails INDEXED BY emails_final_updated WHERE ${FINAL_EMAIL} AND updated_at < ?1
+       ORDER BY updated_at LIMIT ?2`,
+    )
+    .bind(cutoff, limit)
+    .all<{ id: string; object_keys: string }>();
+  return {
+    ids: rows.results.map((r) => r.id),
+    objectKeys: rows.results.flatMap((r) => JSON.parse(r.object_keys) as string[]),
+  };
+}
+
+/**
+ * Deletes these emails with their recipients, timeline, tags and attachment metadata in one transaction.
+ * Each statement checks again that the email is final and expired, so nothing else can be taken along.
+ */
+export async function deleteEmails(db: D1Database, ids: string[], cutoff: string): Promise<number> {
+  // `+status`: looked up by id (the planner would otherwise walk every email of that status).
+  const expired = `SELECT id FROM emails WHERE id IN (SELECT value FROM json_each(?1)) AND +${FINAL_EMAIL}
+    AND updated_at < ?2`;
+  const children = ['email_recipients', 'email_events', 'email_tags', 'email_attachments'];
+  const results = await db.batch([
+    ...children.map((table) =>
+      db.prepare(`DELETE FROM ${table} WHERE email_id IN (${expired})`).bind(JSON.stringify(ids), cutoff),
+    ),
+    db.prepare(`DELETE FROM emails WHERE id IN (${expired})`).bind(JSON.stringify(ids), cutoff),
+  ]);
+  return results.at(-1)!.meta.changes;
+}
+
+/** The other expiring rows: each kind with the time that ages it (and the condition of its partial index). */
+const EXPIRING = {
+  webhookDeliveries: { table: 'webhook_deliveries', where: `status IN ('delivered', 'failed')`, time: 'updated_at' },
+  otpHistory: { table: 'otp_verifications', where: '1', time: 'verified_at' },
+  idempotencyRecords: { table: 'idempotency_records', where: '1', time: 'created_at' },
+} as const;
+
+export type ExpiringRows = keyof typeof EXPIRING;
+
+/** Deletes up to `limit` rows of this kind older than `cutoff`, oldest first; returns how many. */
+export async function deleteExpiredRows(
+  db: D1Database,
+  kind: ExpiringRows,
+  cutoff: string,
+  limit: number,
+): Promise<number> {
+  const { table, where, time } = EXPIRING[kind];
+  const result = await db
+    .prepare(
+      `DELETE FROM ${table} WHERE rowid IN (
+         SELECT rowid FROM ${table} WHERE ${where} AND ${time} < ?1 ORDER BY ${time} LIMIT ?2)`,
+    )
+    .bind(cutoff, limit)
+    .run();
+  return result.meta.changes;
+}

@@ -1,0 +1,125 @@
+// Rows as retention finds them: finished emails with everything of theirs, webhook deliveries, OTP history
+// and idempotency records, written at a time of the test's choosing (through the storage code where it
+// takes a time, straight SQL for the rest).
+import { env } from 'cloudflare:workers';
+import { deliveriesInsert } from '../../src/db/webhooks';
+import { newId } from '../../src/ids';
+import type { EmailStatus } from '../../src/mail/outcome';
+import type { WebhookEvent } from '../../src/webhooks/events';
+import { uniqueAddress } from './api';
+import { storedEmail } from './delivery';
+
+export const DAY_MS = 86_400_000;
+export const daysAgo = (days: number, from = Date.now()) => new Date(from - days * DAY_MS).toISOString();
+
+/** Webhook endpoints that hear every email event, so storing an email writes deliveries too. */
+export async function subscribeToEmails(accountId: string) {
+  const events = JSON.stringify(['email.queued', 'email.sent', 'email.failed', 'email.suppressed', 'email.canceled']);
+  await env.DB.prepare(
+    `INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at, updated_at)
+     VALUES (?1, ?2, 'https://hooks.example.com/postcode', ?3, 'whsec_test', ?4, ?4)`,
+  )
+    .bind(newId('whk'), accountId, events, new Date().toISOString())
+    .run();
+}
+
+const EVENT_OF = { SENT: 'sent', FAILED: 'failed', SUPPRESSED: 'suppressed', CANCELED: 'canceled' } as const;
+
+const finalEvent = (emailId: string, status: keyof typeof EVENT_OF): WebhookEvent => ({
+  type: `email.${EVENT_OF[status]}`,
+  data: { emailId, to: [], subject: 'Retention', status, tags: [], test: false },
+});
+
+export type SeededEmail = { id: string; attachmentKey: string };
+
+/**
+ * An email stored at `at` (recipients to and cc, a tag, an attachment with its R2 object, its events and
+ * webhook deliveries, all delivered), then moved to `status` at the same time, as a delivery would.
+ * QUEUED and SCHEDULED stay as stored: SCHEDULED for a time ten days from now.
+ */
+export async function seedEmail(accountId: string, status: EmailStatus, at: string): Promise<SeededEmail> {
+  const id = newId('em');
+  const attachmentKey = `attachments/${id}/0`;
+  const scheduled = status === 'SCHEDULED' || status === 'CANCELED';
+  await storedEmail(accountId, uniqueAddress('kept'), {
+    id,
+    fromName: null,
+    subject: `Retention ${status}`,
+    ccAddresses: [uniqueAddress('copy')],
+    tags: [{ name: 'kind', value: 'receipt' }],
+    attachments: [{ filename: 'receipt.txt', contentType: 'text/plain', contentId: null, size: 7, key: attachmentKey }],
+    scheduledAt: scheduled ? new Date(Date.now() + 10 * DAY_MS).toISOString() : null,
+    createdAt: at,
+  });
+  await env.ATTACHMENTS.put(attachmentKey, 'receipt');
+  // Its deliveries were made (none is left for the webhook sweep to send).
+  const settle = env.DB.prepare(
+    `UPDATE webhook_deliveries SET status = 'delivered', attempts = 1, last_status = 200, updated_at = ?2
+     WHERE account_id = ?1 AND status = 'pending'`,
+  );
+  if (status === 'QUEUED' || status === 'SCHEDULED') {
+    await settle.bind(accountId, at).run();
+    return { id, attachmentKey };
+  }
+  const recipientStatus = status === 'CANCELED' ? 'CANCELED' : status;
+  const eventType = EVENT_OF[status];
+  await env.DB.batch([
+    env.DB.prepare(
+      `UPDATE emails SET status = ?2, updated_at = ?3, due_at = NULL, sent_at = CASE WHEN ?2 = 'SENT' THEN ?3 END
+       WHERE id = ?1`,
+    ).bind(id, status, at),
+    env.DB.prepare('UPDATE email_recipients SET status = ?2 WHERE email_id = ?1').bind(id, recipientStatus),
+    env.DB.prepare('INSERT INTO email_events (email_id, type, at) VALUES (?, ?, ?)').bind(id, eventType, at),
+    deliveriesInsert(env.DB, accountId, [finalEvent(id, status)], at),
+    settle.bind(accountId, at),
+  ]);
+  return { id, attachmentKey };
+}
+
+/** How many rows of each kind an email has, and whether its attachment is still in R2. */
+export async function rowsOfEmail(email: SeededEmail) {
+  const count = (sql: string) =>
+    env.DB.prepare(sql)
+      .bind(email.id)
+      .first<{ n: number }>()
+      .then((row) => row!.n);
+  return {
+    emails: await count('SELECT COUNT(*) AS n FROM emails WHERE id = ?'),
+    recipients: await count('SELECT COUNT(*) AS n FROM email_recipients WHERE email_id = ?'),
+    events: await count('SELECT COUNT(*) AS n FROM email_events WHERE email_id = ?'),
+    tags: await count('SELECT COUNT(*) AS n FROM email_tags WHERE email_id = ?'),
+    attachments: await count('SELECT COUNT(*) AS n FROM email_attachments WHERE email_id = ?'),
+    webhookDeliveries: await count(
+      `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE json_extract(payload, '$.data.emailId') = ?`,
+    ),
+    objects: (await env.ATTACHMENTS.head(email.attachmentKey)) ? 1 : 0,
+  };
+}
+
+/** One OTP verification and one idempotency record at `at`. */
+export async function seedHistory(accountId: string, at: string) {
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at)
+       VALUES (?1, ?2, 'backend', ?3, ?4, ?5, ?5)`,
+    ).bind(newId('ver'), accountId, `otp_${crypto.randomUUID()}`, uniqueAddress('verified'), at),
+    env.DB.prepare(
+      `INSERT INTO idempotency_records (account_id, test, idem_key, request_hash, claim_id, response_status,
+         response_body, created_at) VALUES (?1, 0, ?2, 'hash', 'req', 200, '{}', ?3)`,
+    ).bind(accountId, crypto.randomUUID(), at),
+  ]);
+}
+
+/** The rows of an account per table (`emails` counts every status). */
+export async function accountRows(accountId: string) {
+  const row = await env.DB.prepare(
+    `SELECT (SELECT COUNT(*) FROM emails WHERE account_id = ?1) AS emails,
+       (SELECT COUNT(*) FROM email_recipients r JOIN emails e ON e.id = r.email_id WHERE e.account_id = ?1) AS recipients,
+       (SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1) AS webhookDeliveries,
+       (SELECT COUNT(*) FROM otp_verifications WHERE account_id = ?1) AS otpHistory,
+       (SELECT COUNT(*) FROM idempotency_records WHERE account_id = ?1) AS idempotencyRecords`,
+  )
+    .bind(accountId)
+    .first<Record<'emails' | 'recipients' | 'webhookDeliveries' | 'otpHistory' | 'idempotencyRecords', number>>();
+  return row!;
+}

@@ -6,7 +6,7 @@ export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 /** Cores other processes may use during a measurement before it is taken again. */
-const FOREIGN_CORES_LIMIT = Number(process.env.BENCH_FOREIGN_CORES ?? 0.15);
+export const FOREIGN_CORES_LIMIT = Number(process.env.BENCH_FOREIGN_CORES ?? 0.15);
 const ATTEMPTS = 3;
 
 export const log = (message) => process.stderr.write(`[bench] ${message}\n`);
@@ -84,23 +84,24 @@ export function medianOf(figures) {
 }
 
 /**
- * `count` requests one after another on one connection: p50 and p99 in ms (0.01 ms resolution).
+ * `count` requests one after another on one connection: p50 and p99 in ms (0.01 ms resolution), and how many
+ * were made: none is started after `until` (performance.now()), the first always is.
  * `request(i)` answers { path, method, headers, body }; `onBody(i, json)` sees each answer.
  */
-export async function sequential(baseUrl, count, request, onBody = () => {}) {
+export async function sequential(baseUrl, count, request, onBody, until = Number.POSITIVE_INFINITY) {
   const times = [];
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < count && (i === 0 || performance.now() < until); i++) {
     const { path, method = 'GET', headers, body } = request(i);
     const started = performance.now();
     const res = await fetch(baseUrl + path, { method, headers, body });
     const text = await res.text();
     times.push(performance.now() - started);
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-    onBody(i, JSON.parse(text));
+    onBody?.(i, JSON.parse(text));
   }
   times.sort((a, b) => a - b);
   const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: at(0.5), p99: at(0.99), count: times.length };
 }
 
 /** Waits until the worker threads under `pid` are idle: the objects made by a send phase have settled. */

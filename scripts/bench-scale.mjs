@@ -189,7 +189,11 @@ function printReport({ results, rows, space, timings, totalSeconds }) {
   const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
   let commit = 'unknown';
   try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: 'pipe',
+    }).trim();
   } catch {}
   console.log(
     `\npostcode scale benchmark at ${commit}, ${new Date().toISOString()}: ${REQUESTS} single requests per operation ` +

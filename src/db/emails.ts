@@ -124,7 +124,9 @@ export async function findEmail(db: D1Database, id: string): Promise<EmailRecord
 /** Emails held by freeze mode, oldest first (the release queues them). */
 export async function listHeldEmailIds(db: D1Database, limit: number): Promise<string[]> {
   const rows = await db
-    .prepare(`SELECT id FROM emails WHERE held = 1 AND status = 'QUEUED' ORDER BY created_at, id LIMIT ?`)
+    .prepare(
+      `SELECT id FROM emails INDEXED BY emails_held WHERE held = 1 AND status = 'QUEUED' ORDER BY created_at, id LIMIT ?`,
+    )
     .bind(limit)
     .all<{ id: string }>();
   return rows.results.map((r) => r.id);

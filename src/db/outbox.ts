@@ -8,6 +8,9 @@ import { eventsInsert } from './email-events';
  */
 export const SCHEDULE_DISPATCH_SECONDS = 90;
 
+// The sweeps name their partial indexes (INDEXED BY): without statistics SQLite prefers `emails_status` for
+// `status = …` and then reads each such row, past its bodies, to test the rest of the condition.
+
 /**
  * Marks up to `limit` overdue emails as due again now and returns their ids: QUEUED, not held, no live
  * delivery lease, and due for longer than `graceSeconds` (their queue message was lost, or its consumer
@@ -21,7 +24,7 @@ export async function claimOverdueEmails(db: D1Database, graceSeconds: number, l
     .prepare(
       `UPDATE emails SET due_at = ?1
        WHERE id IN (
-         SELECT id FROM emails
+         SELECT id FROM emails INDEXED BY emails_due
          WHERE status = 'QUEUED' AND held = 0 AND due_at < ?2 AND (lease_until IS NULL OR lease_until < ?1)
          ORDER BY due_at LIMIT ?3)
        RETURNING id`,
@@ -45,7 +48,10 @@ export async function listScheduledDue(
   limit: number,
 ): Promise<{ id: string; dueAt: string }[]> {
   const rows = await db
-    .prepare(`SELECT id, due_at FROM emails WHERE status = 'SCHEDULED' AND due_at <= ? ORDER BY due_at LIMIT ?`)
+    .prepare(
+      `SELECT id, due_at FROM emails INDEXED BY emails_scheduled
+       WHERE status = 'SCHEDULED' AND due_at <= ? ORDER BY due_at LIMIT ?`,
+    )
     .bind(nowIso(new Date(Date.now() + withinSeconds * 1000)), limit)
     .all<{ id: string; due_at: string }>();
   return rows.results.map((r) => ({ id: r.id, dueAt: r.due_at }));

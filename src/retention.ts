@@ -1,5 +1,5 @@
 // Retention (RETENTION_DAYS): the scheduled handler deletes, after its sweeps, what has been kept long
-// enough: finished emails with everything of theirs (their attachments in R2 too), settled webhook
+// enough: finished emails with everything of theirs (their bodies and attachments in R2 too), settled webhook
 // deliveries, OTP history, and idempotency records past their 24 h. A bounded number of small batches per
 // run, each one short transaction (figures in docs/decisions.md); the next run takes the rest.
 import { config } from './config';
@@ -7,6 +7,7 @@ import { IDEMPOTENCY_TTL_MS } from './db/idempotency';
 import { deleteEmails, deleteExpiredRows, type ExpiringRows, findExpiredEmails } from './db/retention';
 import type { Bindings } from './env';
 import { nowIso } from './ids';
+import { deleteObjects } from './mail/bodies';
 
 /** Emails per transaction (with their recipients, events, tags and attachments: about ten rows each). */
 export const RETENTION_EMAIL_BATCH = 200;
@@ -25,9 +26,6 @@ export const RETENTION_NOTE = {
 } as const;
 
 const DAY_MS = 86_400_000;
-/** R2 deletes at most this many keys per call. */
-const R2_DELETE_KEYS = 1_000;
-
 export type RetentionRun = Record<'emails' | ExpiringRows, number>;
 
 /** One run: deletes what expired by `now`, returning how many of each kind. */
@@ -55,9 +53,8 @@ async function deleteEmailsBefore(env: Bindings, cutoff: string): Promise<number
     const expired = await findExpiredEmails(env.DB, cutoff, RETENTION_EMAIL_BATCH);
     // The files go first: should deleting the rows fail, the next run finds the emails again (deleting a
     // missing key does nothing), where the other order could leave files that nothing points at.
-    for (let i = 0; i < expired.objectKeys.length; i += R2_DELETE_KEYS) {
-      await env.ATTACHMENTS.delete(expired.objectKeys.slice(i, i + R2_DELETE_KEYS));
-    }
+    await deleteObjects(env.ATTACHMENTS, expired.objectKeys);
+    await deleteObjects(env.BODIES, expired.bodyKeys);
     if (expired.ids.length > 0) deleted += await deleteEmails(env.DB, expired.ids, cutoff);
     if (expired.ids.length < RETENTION_EMAIL_BATCH) break;
   }

@@ -112,13 +112,18 @@ export const declaredQueryOnly =
     await next();
   };
 
-/** Query integers: digits only, within bounds; absent → default. Documented as the integer it is. */
-export const queryInt = (min: number, max: number, fallback: number) =>
+/** An optional query integer: digits only, within bounds. Documented as the integer it is. */
+export const optionalQueryInt = (min: number, max: number) =>
   z
     .string()
     .regex(/^\d{1,9}$/, 'expected a whole number')
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
     .optional()
+    .openapi({ type: 'integer', minimum: min, maximum: max });
+
+/** Query integers: digits only, within bounds; absent → default. */
+export const queryInt = (min: number, max: number, fallback: number) =>
+  optionalQueryInt(min, max)
     .transform((value) => value ?? fallback)
     .openapi({ type: 'integer', minimum: min, maximum: max, default: fallback });

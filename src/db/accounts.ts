@@ -1,5 +1,5 @@
 import { newId, nowIso } from '../ids';
-import { newestFirst } from './paging';
+import { newestFirst, type PageRequest } from './paging';
 
 export type Account = { id: string; name: string; createdAt: string };
 
@@ -22,5 +22,5 @@ export async function findAccount(db: D1Database, id: string): Promise<Account |
 }
 
 /** A page of all accounts, newest first. */
-export const listAccounts = (db: D1Database, page: number, limit: number) =>
-  newestFirst(db, { columns: 'id, name, created_at', from: 'FROM accounts', binds: [] }, page, limit, toAccount);
+export const listAccounts = (db: D1Database, request: PageRequest) =>
+  newestFirst(db, { columns: 'id, name, created_at', from: 'FROM accounts WHERE 1', binds: [] }, request, toAccount);

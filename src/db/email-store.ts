@@ -1,6 +1,7 @@
 // Storing accepted emails: everything of theirs in one transaction, all or none (a batch too), with the
 // daily allowance reserved in it.
 import { canonicalAddress } from '../mail/address';
+import { bodyKeyOf } from '../mail/bodies';
 import { emailQueuedEvent } from '../webhooks/produce';
 import { eventsInsert } from './email-events';
 import { type NewEmail, recipientsOf } from './emails';
@@ -35,13 +36,13 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
   const exists = 'EXISTS (SELECT 1 FROM emails WHERE id = ?1)';
   const insertRow = db
     .prepare(
-      `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, html, text,
+      `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, body_key,
          priority, status, message_id, created_at, updated_at, due_at, held, scheduled_at, reply_to, headers, tags, test)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, CASE WHEN ?15 IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END,
-         ?11, ?12, ?12, COALESCE(?15, ?12),
-         CASE WHEN ?10 = 'NORMAL' AND ?15 IS NULL THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END,
-         ?15, ?16, ?17, ?18, ?19
-       WHERE CASE WHEN ?14 IS NULL THEN (?13 = 0 OR changes() > 0) ELSE EXISTS (SELECT 1 FROM emails WHERE id = ?14) END
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, CASE WHEN ?14 IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END,
+         ?10, ?11, ?11, COALESCE(?14, ?11),
+         CASE WHEN ?9 = 'NORMAL' AND ?14 IS NULL THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END,
+         ?14, ?15, ?16, ?17, ?18
+       WHERE CASE WHEN ?13 IS NULL THEN (?12 = 0 OR changes() > 0) ELSE EXISTS (SELECT 1 FROM emails WHERE id = ?13) END
        RETURNING id, held`,
     )
     .bind(
@@ -52,13 +53,12 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
       email.fromEmail,
       email.fromName,
       email.subject,
-      email.html,
-      email.text,
+      bodyKeyOf(email.id),
       email.priority,
       email.messageId,
       email.createdAt,
-      gate.counted ? 1 : 0, // ?13: the insert follows the reservation, and runs only if it changed a row
-      gate.anchorId, // ?14: in a batch, stored only if the batch's first email was
+      gate.counted ? 1 : 0, // ?12: the insert follows the reservation, and runs only if it changed a row
+      gate.anchorId, // ?13: in a batch, stored only if the batch's first email was
       email.scheduledAt,
       JSON.stringify(email.replyTo),
       JSON.stringify(email.headers),
@@ -70,9 +70,10 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
     insertRow,
     db
       .prepare(
-        `INSERT INTO email_recipients (email_id, position, address, canonical, kind)
-         SELECT ?1, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
-         FROM json_each(?2) WHERE ${exists}`,
+        `INSERT INTO email_recipients (email_id, position, address, canonical, kind, account_id, test, created_at)
+         SELECT ?1, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+           e.account_id, e.test, e.created_at
+         FROM json_each(?2) JOIN emails e ON e.id = ?1`,
       )
       .bind(email.id, JSON.stringify(recipients)),
     eventsInsert(
@@ -90,8 +91,10 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
     statements.push(
       db
         .prepare(
-          `INSERT INTO email_tags (email_id, name, value)
-           SELECT ?1, json_extract(value, '$.name'), json_extract(value, '$.value') FROM json_each(?2) WHERE ${exists}`,
+          `INSERT INTO email_tags (email_id, name, value, account_id, test, created_at, status)
+           SELECT ?1, json_extract(value, '$.name'), json_extract(value, '$.value'), e.account_id, e.test,
+             e.created_at, e.status
+           FROM json_each(?2) JOIN emails e ON e.id = ?1`,
         )
         .bind(email.id, JSON.stringify(email.tags)),
     );

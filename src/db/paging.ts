@@ -1,29 +1,132 @@
+// Pages of a list, newest first: by number (`page`, an OFFSET) or after a cursor (`after`, the previous
+// page's `nextCursor`), which starts where that page ended however deep it is. A cursor names the last row
+// of its page (its time and key) and the number of the page it leads to.
+import type { D1Reader } from './reads';
+
+export type Cursor = { page: number; at: string; key: string };
+
+/** Where a page starts and how long it is; `page` is the cursor's when there is one. */
+export type PageRequest = { limit: number; page: number; after: Cursor | null };
+
+/** A page's rows and the cursor of the next page (null on the last). */
+export type Page<T> = { items: T[]; nextCursor: string | null };
+
+const toBase64Url = (text: string) =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(text)))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
+
+export const encodeCursor = (cursor: Cursor) => toBase64Url(JSON.stringify([cursor.page, cursor.at, cursor.key]));
+
+/** The cursor in a `nextCursor`, or null when the text is not one. */
+export function decodeCursor(text: string): Cursor | null {
+  if (!/^[A-Za-z0-9_-]{1,400}$/.test(text)) return null;
+  try {
+    const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
+    const value: unknown = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))));
+    if (!Array.isArray(value) || value.length !== 3) return null;
+    const [page, at, key] = value as unknown[];
+    if (!Number.isInteger(page) || (page as number) < 2 || (page as number) > 1_000_000) return null;
+    if (typeof at !== 'string' || typeof key !== 'string' || at.length > 40 || key.length > 320) return null;
+    return { page: page as number, at, key };
+  } catch {
+    return null;
+  }
+}
+
+/** How a list is ordered: newest `time` first, ties broken by `key` (unique), descending or ascending. */
+export type ListOrder = { time: string; key: string; keyOrder?: 'DESC' | 'ASC' };
+
 /**
- * One page of the rows `from` selects (`FROM … WHERE …`, with its bound values), newest first with ties
- * broken by id so that pages neither repeat nor skip a row, and how many rows there are in all.
+ * The parts of a page's query, with `?` placeholders: `position` goes in the WHERE (rows after the cursor),
+ * `tail` ends the query (order, and one row more than the page, to tell whether another follows).
  */
-export async function newestFirst<Row, T>(
-  db: D1Database,
-  query: { columns: string; from: string; binds: unknown[] },
-  page: number,
-  limit: number,
-  toItem: (row: Row) => T,
-): Promise<{ items: T[]; total: number }> {
-  const { columns, from, binds } = query;
-  const [rows, count] = await db.batch([
-    db
-      .prepare(`SELECT ${columns} ${from} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
-      .bind(...binds, limit, (page - 1) * limit),
-    db.prepare(`SELECT COUNT(*) AS total ${from}`).bind(...binds),
-  ]);
+export function pageQueryParts(order: ListOrder, request: PageRequest) {
+  const keyOrder = order.keyOrder ?? 'DESC';
+  const after = request.after;
+  // `time <= ?` bounds the index range; the OR leaves out the rows of the cursor's time up to its key.
+  const position = after
+    ? {
+        sql: `AND ${order.time} <= ? AND (${order.time} < ? OR ${order.key} ${keyOrder === 'DESC' ? '<' : '>'} ?)`,
+        binds: [after.at, after.at, after.key],
+      }
+    : { sql: '', binds: [] };
+  const offset = after ? 0 : (request.page - 1) * request.limit;
   return {
-    items: (rows!.results as Row[]).map(toItem),
-    total: (count!.results[0] as { total: number }).total,
+    position,
+    tail: {
+      sql: `ORDER BY ${order.time} DESC, ${order.key} ${keyOrder} LIMIT ? OFFSET ?`,
+      binds: [request.limit + 1, offset],
+    },
   };
 }
 
+/** The page from the rows its query returned (one more than the page when another follows). */
+export function pageFromRows<Row, T>(
+  rows: Row[],
+  request: PageRequest,
+  positionOf: (row: Row) => { at: string; key: string },
+  toItem: (row: Row) => T,
+): Page<T> {
+  const items = rows.slice(0, request.limit);
+  const last = items.at(-1);
+  const nextCursor =
+    rows.length > request.limit && last ? encodeCursor({ page: request.page + 1, ...positionOf(last) }) : null;
+  return { items: items.map(toItem), nextCursor };
+}
+
+/**
+ * One page of `select` (`SELECT … FROM … WHERE …`, with its bound values) in `order`, whose row columns
+ * are named as `order`'s, and the total that `count` reads (`{ total }`), in one round trip.
+ */
+export async function readPage<Row extends Record<string, unknown>, T>(
+  db: D1Reader,
+  query: { select: string; binds: unknown[]; order: ListOrder; count: D1PreparedStatement },
+  request: PageRequest,
+  toItem: (row: Row) => T,
+): Promise<Page<T> & { total: number }> {
+  const { select, binds, order, count } = query;
+  const { position, tail } = pageQueryParts(order, request);
+  const [rows, counted] = await db.batch([
+    db.prepare(`${select} ${position.sql} ${tail.sql}`).bind(...binds, ...position.binds, ...tail.binds),
+    count,
+  ]);
+  const positionOf = (row: Row) => ({ at: String(row[order.time]), key: String(row[order.key]) });
+  const page = pageFromRows(rows!.results as Row[], request, positionOf, toItem);
+  return { ...page, total: (counted!.results[0] as { total: number }).total };
+}
+
+/**
+ * One page of the rows `from` selects (`FROM … WHERE …`, with its bound values), newest first, and how many
+ * rows there are in all (for lists that stay small: the growing ones keep counters).
+ */
+export const newestFirst = <Row extends Record<string, unknown>, T>(
+  db: D1Database,
+  query: { columns: string; from: string; binds: unknown[] },
+  request: PageRequest,
+  toItem: (row: Row) => T,
+) =>
+  readPage(
+    db,
+    {
+      select: `SELECT ${query.columns} ${query.from}`,
+      binds: query.binds,
+      order: { time: 'created_at', key: 'id' },
+      count: db.prepare(`SELECT COUNT(*) AS total ${query.from}`).bind(...query.binds),
+    },
+    request,
+    toItem,
+  );
+
+/** The statement reading a list's counter (`list_counts`, kept by triggers): `{ total }`. */
+export const listCount = (db: D1Database, list: 'suppressions' | 'webhook_deliveries', ownerId: string) =>
+  db
+    .prepare('SELECT COALESCE(SUM(n), 0) AS total FROM list_counts WHERE list = ? AND owner_id = ?')
+    .bind(list, ownerId);
+
 /** Pages of one account's rows of `table`, newest first. */
 export const accountRowsNewestFirst =
-  <Row, T>(table: string, columns: string, toItem: (row: Row) => T) =>
-  (db: D1Database, accountId: string, page: number, limit: number) =>
-    newestFirst(db, { columns, from: `FROM ${table} WHERE account_id = ?`, binds: [accountId] }, page, limit, toItem);
+  <Row extends Record<string, unknown>, T>(table: string, columns: string, toItem: (row: Row) => T) =>
+  (db: D1Database, accountId: string, request: PageRequest) =>
+    newestFirst(db, { columns, from: `FROM ${table} WHERE account_id = ?`, binds: [accountId] }, request, toItem);

@@ -4,8 +4,14 @@
 /** An email's final states. Its row changes no more once it has one, so `updated_at` is when it got there. */
 const FINAL_EMAIL = `status IN ('SENT', 'FAILED', 'CANCELED', 'SUPPRESSED')`;
 
-/** A batch of expired emails: their ids, and the R2 keys of their attachments. */
-export type ExpiredEmails = { ids: string[]; objectKeys: string[] };
+/**
+ * The rows the statement before deleted, the counters' triggers left out (D1's `meta.changes` counts the
+ * rows those triggers change too).
+ */
+const ROWS_DELETED = 'SELECT changes() AS n';
+
+/** A batch of expired emails: their ids, and the R2 keys of their attachments and bodies. */
+export type ExpiredEmails = { ids: string[]; objectKeys: string[]; bodyKeys: string[] };
 
 /**
  * Up to `limit` emails that reached a final state before `cutoff`, oldest first. Named index: without
@@ -14,15 +20,16 @@ export type ExpiredEmails = { ids: string[]; objectKeys: string[] };
 export async function findExpiredEmails(db: D1Database, cutoff: string, limit: number): Promise<ExpiredEmails> {
   const rows = await db
     .prepare(
-      `SELECT id, (SELECT json_group_array(r2_key) FROM email_attachments a WHERE a.email_id = emails.id) AS object_keys
+      `SELECT id, body_key, (SELECT json_group_array(r2_key) FROM email_attachments a WHERE a.email_id = emails.id) AS object_keys
        FROM emails INDEXED BY emails_final_updated WHERE ${FINAL_EMAIL} AND updated_at < ?1
        ORDER BY updated_at LIMIT ?2`,
     )
     .bind(cutoff, limit)
-    .all<{ id: string; object_keys: string }>();
+    .all<{ id: string; body_key: string | null; object_keys: string }>();
   return {
     ids: rows.results.map((r) => r.id),
     objectKeys: rows.results.flatMap((r) => JSON.parse(r.object_keys) as string[]),
+    bodyKeys: rows.results.flatMap((r) => (r.body_key === null ? [] : [r.body_key])),
   };
 }
 
@@ -40,8 +47,9 @@ export async function deleteEmails(db: D1Database, ids: string[], cutoff: string
       db.prepare(`DELETE FROM ${table} WHERE email_id IN (${expired})`).bind(JSON.stringify(ids), cutoff),
     ),
     db.prepare(`DELETE FROM emails WHERE id IN (${expired})`).bind(JSON.stringify(ids), cutoff),
+    db.prepare(ROWS_DELETED),
   ]);
-  return results.at(-1)!.meta.changes;
+  return (results.at(-1)!.results[0] as { n: number }).n;
 }
 
 /** The other expiring rows: each kind with the time that ages it (and the condition of its partial index). */
@@ -61,12 +69,14 @@ export async function deleteExpiredRows(
   limit: number,
 ): Promise<number> {
   const { table, where, time } = EXPIRING[kind];
-  const result = await db
-    .prepare(
-      `DELETE FROM ${table} WHERE rowid IN (
-         SELECT rowid FROM ${table} WHERE ${where} AND ${time} < ?1 ORDER BY ${time} LIMIT ?2)`,
-    )
-    .bind(cutoff, limit)
-    .run();
-  return result.meta.changes;
+  const [, deleted] = await db.batch([
+    db
+      .prepare(
+        `DELETE FROM ${table} WHERE rowid IN (
+           SELECT rowid FROM ${table} WHERE ${where} AND ${time} < ?1 ORDER BY ${time} LIMIT ?2)`,
+      )
+      .bind(cutoff, limit),
+    db.prepare(ROWS_DELETED),
+  ]);
+  return (deleted!.results[0] as { n: number }).n;
 }

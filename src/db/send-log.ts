@@ -3,40 +3,107 @@ import { canonicalAddress } from '../mail/address';
 import type { RecipientStatus } from '../mail/outcome';
 import { listEmailEvents } from './email-events';
 import { type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
+import { type PageRequest, pageFromRows, pageQueryParts } from './paging';
 import type { D1Reader } from './reads';
 import type { EmailOwner } from './schedule';
 
 /** `tag` is `name:value`. */
 export type SendLogFilter = { status?: EmailStatus; to?: string; tag?: string };
 
+type Sql = { sql: string; binds: unknown[] };
+
+/**
+ * The ids of the filter's emails in the send log's order (`created_at`, `id`), read from the one index that
+ * answers the most selective filter in that order: the recipient's, the tag's (which holds the status
+ * too), the status's, or the account's. The other filters are checked on the rows it walks.
+ */
+function matchingIds(owner: EmailOwner, filter: SendLogFilter): Sql & { time: string; id: string } {
+  const test = owner.test ? 1 : 0;
+  const [tagName, tagValue] = filter.tag ? filter.tag.split(':') : [null, null];
+  const statusOf = (id: string) => `AND EXISTS (SELECT 1 FROM emails s WHERE s.id = ${id} AND s.status = ?)`;
+  if (filter.to !== undefined) {
+    const binds: unknown[] = [owner.accountId, test, canonicalAddress(filter.to)];
+    // An address is one recipient of an email at most (src/mail/compose.ts): no email comes twice.
+    let sql = `SELECT r.email_id AS id, r.created_at FROM email_recipients r INDEXED BY email_recipients_log
+      WHERE r.account_id = ? AND r.test = ? AND r.canonical = ?`;
+    if (filter.status) {
+      sql += ` ${statusOf('r.email_id')}`;
+      binds.push(filter.status);
+    }
+    if (tagName !== null) {
+      sql += ' AND EXISTS (SELECT 1 FROM email_tags t WHERE t.email_id = r.email_id AND t.name = ? AND t.value = ?)';
+      binds.push(tagName, tagValue);
+    }
+    return { sql, binds, time: 'r.created_at', id: 'r.email_id' };
+  }
+  if (tagName !== null) {
+    const binds: unknown[] = [owner.accountId, test, tagName, tagValue];
+    let sql = `SELECT t.email_id AS id, t.created_at FROM email_tags t INDEXED BY email_tags_log
+      WHERE t.account_id = ? AND t.test = ? AND t.name = ? AND t.value = ?`;
+    if (filter.status) {
+      sql += ' AND t.status = ?';
+      binds.push(filter.status);
+    }
+    return { sql, binds, time: 't.created_at', id: 't.email_id' };
+  }
+  if (filter.status) {
+    return {
+      sql: `SELECT e.id, e.created_at FROM emails e INDEXED BY emails_log_status
+        WHERE e.account_id = ? AND e.test = ? AND e.status = ?`,
+      binds: [owner.accountId, test, filter.status],
+      time: 'e.created_at',
+      id: 'e.id',
+    };
+  }
+  return {
+    sql: 'SELECT e.id, e.created_at FROM emails e INDEXED BY emails_log WHERE e.account_id = ? AND e.test = ?',
+    binds: [owner.accountId, test],
+    time: 'e.created_at',
+    id: 'e.id',
+  };
+}
+
+/**
+ * How many emails match: from the counters that triggers keep (migrations/0012_flat_send_log.sql) for the
+ * account, a status and a tag; by counting the recipient's index entries for `to` (one customer's mail).
+ */
+function matchingCount(owner: EmailOwner, filter: SendLogFilter, ids: Sql): Sql {
+  const test = owner.test ? 1 : 0;
+  if (filter.to !== undefined) return { sql: `SELECT COUNT(*) AS total FROM (${ids.sql})`, binds: ids.binds };
+  const status = filter.status ? ' AND status = ?' : '';
+  const statusBind = filter.status ? [filter.status] : [];
+  if (filter.tag) {
+    const [name, value] = filter.tag.split(':');
+    return {
+      sql: `SELECT COALESCE(SUM(n), 0) AS total FROM tag_counts
+        WHERE account_id = ? AND test = ? AND name = ? AND value = ?${status}`,
+      binds: [owner.accountId, test, name, value, ...statusBind],
+    };
+  }
+  return {
+    sql: `SELECT COALESCE(SUM(n), 0) AS total FROM email_counts WHERE account_id = ? AND test = ?${status}`,
+    binds: [owner.accountId, test, ...statusBind],
+  };
+}
+
 /**
  * One page of the send log, newest first; `to` matches any spelling of the mailbox (canonical form).
- * A test key reads only test-key mail, a live key only live mail.
+ * A test key reads only test-key mail, a live key only live mail. The page's ids come from an index (an
+ * OFFSET skips index entries, not rows; a cursor skips nothing); only the page's rows are read whole.
  */
-export async function listEmails(
-  db: D1Reader,
-  owner: EmailOwner,
-  page: number,
-  limit: number,
-  filter: SendLogFilter = {},
-) {
-  const where = `WHERE e.account_id = ?1 AND e.test = ?6 AND (?2 IS NULL OR e.status = ?2)
-    AND (?3 IS NULL OR EXISTS (SELECT 1 FROM email_recipients f WHERE f.canonical = ?3 AND f.email_id = e.id))
-    AND (?7 IS NULL OR EXISTS (SELECT 1 FROM email_tags t WHERE t.name = ?7 AND t.value = ?8 AND t.email_id = e.id))`;
-  const to = filter.to === undefined ? null : canonicalAddress(filter.to);
-  const [tagName, tagValue] = filter.tag ? filter.tag.split(':') : [null, null];
-  const params = [owner.accountId, filter.status ?? null, to, limit, (page - 1) * limit, owner.test ? 1 : 0];
-  const [rows, count] = await db.batch([
+export async function listEmails(db: D1Reader, owner: EmailOwner, request: PageRequest, filter: SendLogFilter = {}) {
+  const ids = matchingIds(owner, filter);
+  const { position, tail } = pageQueryParts({ time: ids.time, key: ids.id }, request);
+  const pageIds = `${ids.sql} ${position.sql} ${tail.sql}`;
+  const count = matchingCount(owner, filter, ids);
+  const [rows, counted] = await db.batch([
     db
-      .prepare(`${SELECT_EMAIL} ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT ?4 OFFSET ?5`)
-      .bind(...params, tagName ?? null, tagValue ?? null),
-    // ?4 and ?5 (the page) are bound but unused here: SQLite numbers parameters by their highest index.
-    db.prepare(`SELECT COUNT(*) AS total FROM emails e ${where}`).bind(...params, tagName ?? null, tagValue ?? null),
+      .prepare(`${SELECT_EMAIL} JOIN (${pageIds}) p ON p.id = e.id ORDER BY p.created_at DESC, p.id DESC`)
+      .bind(...ids.binds, ...position.binds, ...tail.binds),
+    db.prepare(count.sql).bind(...count.binds),
   ]);
-  return {
-    emails: (rows!.results as EmailRow[]).map(toEmail),
-    total: (count!.results[0] as { total: number }).total,
-  };
+  const page = pageFromRows(rows!.results as EmailRow[], request, (r) => ({ at: r.created_at, key: r.id }), toEmail);
+  return { ...page, total: (counted!.results[0] as { total: number }).total };
 }
 
 type Kind = 'to' | 'cc' | 'bcc';

@@ -1,5 +1,6 @@
 // The suppression list of an account: canonical addresses that queued mail skips.
 import { nowIso } from '../ids';
+import { listCount, type PageRequest, readPage } from './paging';
 
 export type SuppressionSource = 'bounce' | 'manual';
 export type Suppression = { email: string; reason: string | null; source: SuppressionSource; createdAt: string };
@@ -13,21 +14,19 @@ const toSuppression = (row: SuppressionRow): Suppression => ({
   createdAt: row.created_at,
 });
 
-export async function listSuppressions(db: D1Database, accountId: string, page: number, limit: number) {
-  const [rows, count] = await db.batch([
-    db
-      .prepare(
-        `SELECT email, reason, source, created_at FROM suppressions WHERE account_id = ?
-         ORDER BY created_at DESC, email LIMIT ? OFFSET ?`,
-      )
-      .bind(accountId, limit, (page - 1) * limit),
-    db.prepare('SELECT COUNT(*) AS total FROM suppressions WHERE account_id = ?').bind(accountId),
-  ]);
-  return {
-    suppressions: (rows!.results as SuppressionRow[]).map(toSuppression),
-    total: (count!.results[0] as { total: number }).total,
-  };
-}
+/** Newest first; the total from the counter a trigger keeps (migrations/0012_flat_send_log.sql). */
+export const listSuppressions = (db: D1Database, accountId: string, request: PageRequest) =>
+  readPage(
+    db,
+    {
+      select: 'SELECT email, reason, source, created_at FROM suppressions WHERE account_id = ?',
+      binds: [accountId],
+      order: { time: 'created_at', key: 'email', keyOrder: 'ASC' },
+      count: listCount(db, 'suppressions', accountId),
+    },
+    request,
+    toSuppression,
+  );
 
 /** Adds (or, when it is listed already, re-labels as manual with the new reason) a canonical address. */
 export async function addSuppression(

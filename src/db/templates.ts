@@ -1,4 +1,5 @@
 import { newId, nowIso } from '../ids';
+import { type PageRequest, readPage } from './paging';
 import type { D1Reader } from './reads';
 
 export type Template = {
@@ -56,20 +57,19 @@ export async function findTemplate(db: D1Reader, accountId: string, id: string):
   return row ? toTemplate(row) : null;
 }
 
-export async function listTemplates(db: D1Reader, accountId: string, page: number, limit: number) {
-  const [rows, count] = await db.batch([
-    db
-      .prepare(
-        `SELECT ${COLUMNS} FROM templates WHERE account_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
-      )
-      .bind(accountId, limit, (page - 1) * limit),
-    db.prepare('SELECT COUNT(*) AS total FROM templates WHERE account_id = ?').bind(accountId),
-  ]);
-  return {
-    items: (rows!.results as TemplateRow[]).map(toTemplate),
-    total: (count!.results[0] as { total: number }).total,
-  };
-}
+/** Most recently changed first (templates are few per account: counted as they are). */
+export const listTemplates = (db: D1Reader, accountId: string, request: PageRequest) =>
+  readPage(
+    db,
+    {
+      select: `SELECT ${COLUMNS} FROM templates WHERE account_id = ?`,
+      binds: [accountId],
+      order: { time: 'updated_at', key: 'id' },
+      count: db.prepare('SELECT COUNT(*) AS total FROM templates WHERE account_id = ?').bind(accountId),
+    },
+    request,
+    toTemplate,
+  );
 
 export async function updateTemplate(
   db: D1Database,

@@ -1,6 +1,7 @@
 // The webhook delivery log: what the consumer claims and records, what the sweep queues again, and what
 // an account reads (GET /api/v1/webhooks/{webhookId}/deliveries).
 import { nowIso } from '../ids';
+import { listCount, type PageRequest, readPage } from './paging';
 import type { WebhookEndpoint } from './webhooks';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -44,20 +45,19 @@ const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
   updatedAt: row.updated_at,
 });
 
-export async function listDeliveries(db: D1Database, endpointId: string, page: number, limit: number) {
-  const [rows, count] = await db.batch([
-    db
-      .prepare(
-        `SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-      )
-      .bind(endpointId, limit, (page - 1) * limit),
-    db.prepare('SELECT COUNT(*) AS total FROM webhook_deliveries WHERE endpoint_id = ?').bind(endpointId),
-  ]);
-  return {
-    deliveries: (rows!.results as DeliveryRow[]).map(toDelivery),
-    total: (count!.results[0] as { total: number }).total,
-  };
-}
+/** Newest first; the total from the counter a trigger keeps (migrations/0012_flat_send_log.sql). */
+export const listDeliveries = (db: D1Database, endpointId: string, request: PageRequest) =>
+  readPage(
+    db,
+    {
+      select: 'SELECT * FROM webhook_deliveries WHERE endpoint_id = ?',
+      binds: [endpointId],
+      order: { time: 'created_at', key: 'id' },
+      count: listCount(db, 'webhook_deliveries', endpointId),
+    },
+    request,
+    toDelivery,
+  );
 
 /** A new pending delivery of a `webhook.test` event (returns its id). */
 export async function insertTestDelivery(db: D1Database, endpoint: WebhookEndpoint): Promise<string> {

@@ -6,6 +6,7 @@ import type { EmailRecord } from '../db/emails';
 import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
 import { deleteAttachments, outgoingAttachments } from '../mail/attachments';
+import { readBody } from '../mail/bodies';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import { classifySmtpError, type OutgoingMail, SmtpConnection, type SmtpOutcome } from '../mail/smtp';
 import { simulatedOutcome } from '../mail/test-mode';
@@ -25,7 +26,8 @@ export const DELIVERY_LEASE_SECONDS = 60;
 const LEASE_RENEWAL_MS = 10_000;
 
 /** The message as the server gets it: Bcc recipients are in the envelope only, never in a header. */
-function toOutgoingMail(email: EmailRecord, waiting: Recipient[], attachments: R2Bucket): OutgoingMail {
+async function toOutgoingMail(email: EmailRecord, waiting: Recipient[], env: Bindings): Promise<OutgoingMail> {
+  const { html, text } = await readBody(env.BODIES, email);
   return {
     from: { email: email.fromEmail, name: email.fromName },
     to: email.toAddresses,
@@ -33,11 +35,11 @@ function toOutgoingMail(email: EmailRecord, waiting: Recipient[], attachments: R
     replyTo: email.replyTo,
     envelopeTo: waiting.map((r) => r.address),
     subject: email.subject,
-    html: email.html,
-    text: email.text,
+    html,
+    text,
     messageId: email.messageId,
     headers: email.headers,
-    attachments: outgoingAttachments(attachments, email.attachments),
+    attachments: outgoingAttachments(env.ATTACHMENTS, email.attachments),
   };
 }
 
@@ -49,7 +51,8 @@ async function attempt(
   env: Bindings,
 ): Promise<SmtpOutcome> {
   if (email.test) return simulatedOutcome(waiting.map((r) => r.address));
-  return (await open()).send(toOutgoingMail(email, waiting, env.ATTACHMENTS));
+  const mail = await toOutgoingMail(email, waiting, env);
+  return (await open()).send(mail);
 }
 
 type Settle = { result: AttemptResult; attempted: boolean };

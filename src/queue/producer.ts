@@ -7,6 +7,7 @@ import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from 
 import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
+import { bodyKeyOf, deleteObjects, storeBodies } from '../mail/bodies';
 import type { Language } from '../otp/languages';
 import { queueDeliveries, type WebhookJob } from '../webhooks/deliver';
 
@@ -80,9 +81,9 @@ export async function dispatchIfDueSoon(env: Bindings, emails: { id: string; sch
 }
 
 /**
- * Stores emails as QUEUED (or SCHEDULED), all or none, with their attachments in R2 (deleted again if the
- * insert fails). Once D1 has them they are accepted: their queue messages (and webhook jobs) are produced
- * after the response, and one that fails is the outbox sweep's, which queues again any email overdue by
+ * Stores emails as QUEUED (or SCHEDULED), all or none, with their bodies and attachments in R2 (deleted
+ * again if the insert fails). Once D1 has them they are accepted: their queue messages (and webhook jobs)
+ * are produced after the response, and one that fails is the outbox sweep's, which queues again any email overdue by
  * the grace period. A held email (freeze mode) gets no queue message until the operator unfreezes (see
  * `insertEmails`). Returns false when the daily allowance refused them.
  */
@@ -92,17 +93,25 @@ export async function enqueueEmails(
   attachments: LoadedAttachment[],
   options: { countTowardsAllowance: boolean },
 ): Promise<boolean> {
-  await storeAttachments(env.ATTACHMENTS, attachments);
+  await Promise.all([storeAttachments(env.ATTACHMENTS, attachments), storeBodies(env.BODIES, emails)]);
   const metas = attachments.map((a) => a.meta);
+  const discard = () =>
+    Promise.all([
+      deleteAttachments(env.ATTACHMENTS, metas),
+      deleteObjects(
+        env.BODIES,
+        emails.map((e) => bodyKeyOf(e.id)),
+      ),
+    ]);
   let stored: StoredEmails;
   try {
     stored = await insertEmails(env.DB, emails, options);
   } catch (error) {
-    await deleteAttachments(env.ATTACHMENTS, metas);
+    await discard();
     throw error;
   }
   if (!stored.stored) {
-    await deleteAttachments(env.ATTACHMENTS, metas);
+    await discard();
     return false;
   }
   const due = emails.filter((email) => !stored.held.has(email.id));

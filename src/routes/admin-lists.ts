@@ -1,9 +1,10 @@
 import { operator } from '../auth/guards';
 import { type Account, listAccounts } from '../db/accounts';
 import { type ApiKey, listApiKeys, listOtpTokens, type OtpToken } from '../db/credentials';
+import type { PageRequest } from '../db/paging';
 import { listSenders, type Sender } from '../db/senders';
 import * as schema from '../schemas/admin';
-import { pageQuery } from '../schemas/emails';
+import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import { requireAccount } from './admin';
 import { json, route, router } from './route';
 
@@ -12,7 +13,7 @@ import { json, route, router } from './route';
 
 const ACCOUNT_ID = 'acc_7d2kq4mxz3ncw5ty8hbe';
 const CREATED_AT = '2026-11-21T22:40:00.000Z';
-const ONE_PAGE = { total: 1, page: 1, totalPages: 1 };
+const ONE_PAGE = { total: 1, page: 1, totalPages: 1, nextCursor: null };
 const common = { tag: 'Operator', guard: operator, query: pageQuery } as const;
 const ofAccount = { ...common, params: schema.accountIdParam } as const;
 
@@ -97,18 +98,18 @@ const listSendersRoute = route({
   },
 });
 
-type Paging = { page: number; limit: number };
-type PageRead<T> = (page: number, limit: number) => Promise<{ items: T[]; total: number }>;
+type PageRead<T> = (request: PageRequest) => Promise<{ items: T[]; total: number; nextCursor: string | null }>;
 
-/** `{ [key]: items, total, page, totalPages }`, as the send log and the other paged lists answer. */
-async function listed<K extends string, T, V>(key: K, { page, limit }: Paging, read: PageRead<T>, view: (t: T) => V) {
-  const { items, total } = await read(page, limit);
-  return {
-    success: true as const,
-    data: { [key]: items.map(view), total, page, totalPages: Math.ceil(total / limit) } as {
-      [P in K]: V[];
-    } & { total: number; page: number; totalPages: number },
-  };
+/** `{ [key]: items, total, page, totalPages, nextCursor }`, as the send log and the other paged lists answer. */
+async function listed<K extends string, T, V>(
+  key: K,
+  query: Parameters<typeof pageRequest>[0],
+  read: PageRead<T>,
+  view: (t: T) => V,
+) {
+  const request = pageRequest(query);
+  const page = await read(request);
+  return { success: true as const, data: pageData(key, { ...page, items: page.items.map(view) }, request) };
 }
 
 const accountView = (a: Account) => ({ id: a.id, name: a.name, createdAt: a.createdAt });
@@ -131,21 +132,21 @@ const senderView = (s: Sender) => ({ id: s.id, email: s.email, name: s.name, cre
 
 export const adminListRoutes = router()
   .openapi(listAccountsRoute, async (c) => {
-    const read: PageRead<Account> = (page, limit) => listAccounts(c.env.DB, page, limit);
+    const read: PageRead<Account> = (request) => listAccounts(c.env.DB, request);
     return c.json(await listed('accounts', c.req.valid('query'), read, accountView), 200);
   })
   .openapi(listApiKeysRoute, async (c) => {
     const { id } = await requireAccount(c.env.DB, c.req.valid('param').accountId);
-    const read: PageRead<ApiKey> = (page, limit) => listApiKeys(c.env.DB, id, page, limit);
+    const read: PageRead<ApiKey> = (request) => listApiKeys(c.env.DB, id, request);
     return c.json(await listed('apiKeys', c.req.valid('query'), read, apiKeyView), 200);
   })
   .openapi(listOtpTokensRoute, async (c) => {
     const { id } = await requireAccount(c.env.DB, c.req.valid('param').accountId);
-    const read: PageRead<OtpToken> = (page, limit) => listOtpTokens(c.env.DB, id, page, limit);
+    const read: PageRead<OtpToken> = (request) => listOtpTokens(c.env.DB, id, request);
     return c.json(await listed('otpTokens', c.req.valid('query'), read, otpTokenView), 200);
   })
   .openapi(listSendersRoute, async (c) => {
     const { id } = await requireAccount(c.env.DB, c.req.valid('param').accountId);
-    const read: PageRead<Sender> = (page, limit) => listSenders(c.env.DB, id, page, limit);
+    const read: PageRead<Sender> = (request) => listSenders(c.env.DB, id, request);
     return c.json(await listed('senders', c.req.valid('query'), read, senderView), 200);
   });

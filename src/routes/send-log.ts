@@ -3,6 +3,7 @@ import { readOwnWrite, replicaReads } from '../db/reads';
 import { findEmailDetail, listEmails } from '../db/send-log';
 import { ApiError } from '../errors';
 import { RETENTION_NOTE } from '../retention';
+import { pageData, pageRequest } from '../schemas/common';
 import { emailDetailResponse, emailIdParam, emailListResponse, sendLogQuery } from '../schemas/emails';
 import { json, route, router } from './route';
 
@@ -35,6 +36,7 @@ const sendLog = route({
         total: 1,
         page: 1,
         totalPages: 1,
+        nextCursor: null,
       },
     }),
   },
@@ -94,32 +96,19 @@ const getEmail = route({
 
 export const sendLogRoutes = router()
   .openapi(sendLog, async (c) => {
-    const { page, limit, status, to, tag } = c.req.valid('query');
+    const { status, to, tag, ...paging } = c.req.valid('query');
+    const request = pageRequest(paging);
     const { accountId, mode } = c.var.credential;
     const owner = { accountId, test: mode === 'test' };
-    const { emails, total } = await listEmails(replicaReads(c.env.DB), owner, page, limit, {
-      status,
-      to,
-      tag,
-    });
-    return c.json(
-      {
-        success: true as const,
-        data: {
-          emails: emails.map((e) => ({
-            id: e.id,
-            subject: e.subject,
-            toAddresses: e.toAddresses,
-            status: e.status,
-            createdAt: e.createdAt,
-          })),
-          total,
-          page,
-          totalPages: Math.ceil(total / limit),
-        },
-      },
-      200,
-    );
+    const page = await listEmails(replicaReads(c.env.DB), owner, request, { status, to, tag });
+    const emails = page.items.map((e) => ({
+      id: e.id,
+      subject: e.subject,
+      toAddresses: e.toAddresses,
+      status: e.status,
+      createdAt: e.createdAt,
+    }));
+    return c.json({ success: true as const, data: pageData('emails', { ...page, items: emails }, request) }, 200);
   })
   .openapi(getEmail, async (c) => {
     const { accountId, mode } = c.var.credential;

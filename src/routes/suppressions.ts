@@ -5,7 +5,7 @@ import { addSuppression, listSuppressions, removeSuppression } from '../db/suppr
 import { ApiError } from '../errors';
 import { canonicalAddress } from '../mail/address';
 import { linkTo } from '../openapi/document';
-import { pageQuery } from '../schemas/emails';
+import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import {
   addSuppressionBody,
   suppressionDeletedResponse,
@@ -34,7 +34,7 @@ const list = route({
     status: 200,
     content: json(suppressionListResponse, {
       success: true,
-      data: { suppressions: [SUPPRESSION], total: 1, page: 1, totalPages: 1 },
+      data: { suppressions: [SUPPRESSION], total: 1, page: 1, totalPages: 1, nextCursor: null },
     }),
   },
 });
@@ -81,12 +81,9 @@ const remove = route({
 
 export const suppressionRoutes = router()
   .openapi(list, async (c) => {
-    const { page, limit } = c.req.valid('query');
-    const { suppressions, total } = await listSuppressions(c.env.DB, c.var.credential.accountId, page, limit);
-    return c.json(
-      { success: true as const, data: { suppressions, total, page, totalPages: Math.ceil(total / limit) } },
-      200,
-    );
+    const request = pageRequest(c.req.valid('query'));
+    const page = await listSuppressions(c.env.DB, c.var.credential.accountId, request);
+    return c.json({ success: true as const, data: pageData('suppressions', page, request) }, 200);
   })
   .openapi(add, async (c) => {
     const { email, reason } = c.req.valid('json');

@@ -14,7 +14,8 @@ import { ApiError } from '../errors';
 import { healthCheckMessage } from '../mail/health-check';
 import { acceptEmails, queuedView } from '../mail/submit';
 import { linksFilling, linkTo } from '../openapi/document';
-import { pageQuery, queuedResponse } from '../schemas/emails';
+import { pageQuery, pageRequest } from '../schemas/common';
+import { queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
 import { emailLinks, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './emails';
 import { json, route, router } from './route';
@@ -90,6 +91,7 @@ const list = route({
         limit: 20,
         total: 1,
         items: [{ id: TEMPLATE.id, name: TEMPLATE.name, subject: TEMPLATE.subject, updatedAt: UPDATED_AT }],
+        nextCursor: null,
       },
     }),
   },
@@ -196,10 +198,15 @@ export const templateRoutes = router()
     return c.json({ success: true as const, data: { id: email!.id, status: 'QUEUED' as const } }, 200);
   })
   .openapi(list, async (c) => {
-    const { page, limit } = c.req.valid('query');
-    const { items, total } = await listTemplates(replicaReads(c.env.DB), c.var.credential.accountId, page, limit);
+    const request = pageRequest(c.req.valid('query'));
+    const { items, total, nextCursor } = await listTemplates(
+      replicaReads(c.env.DB),
+      c.var.credential.accountId,
+      request,
+    );
     const summaries = items.map((t) => ({ id: t.id, name: t.name, subject: t.subject, updatedAt: t.updatedAt }));
-    return c.json({ success: true as const, data: { page, limit, total, items: summaries } }, 200);
+    const { page, limit } = request;
+    return c.json({ success: true as const, data: { page, limit, total, items: summaries, nextCursor } }, 200);
   })
   .openapi(create, async (c) => {
     const body = c.req.valid('json');

@@ -19,7 +19,7 @@ import { newId, newWebhookSecret } from '../ids';
 import { checkOutboundUrl } from '../mail/outbound-url';
 import { linksFilling, linkTo } from '../openapi/document';
 import { RETENTION_NOTE } from '../retention';
-import { pageQuery } from '../schemas/emails';
+import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/webhooks';
 import { queueDeliveries } from '../webhooks/deliver';
 import { type EventType, scopeOfEvent } from '../webhooks/events';
@@ -195,7 +195,7 @@ const deliveries = route({
     status: 200,
     content: json(schema.deliveryListResponse, {
       success: true,
-      data: { deliveries: [DELIVERY], total: 1, page: 1, totalPages: 1 },
+      data: { deliveries: [DELIVERY], total: 1, page: 1, totalPages: 1, nextCursor: null },
     }),
     links: retryLink('$response.body#/data/deliveries/0/id'),
   },
@@ -287,20 +287,10 @@ export const webhookRoutes = router()
   })
   .openapi(deliveries, async (c) => {
     const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
-    const { page, limit } = c.req.valid('query');
-    const found = await listDeliveries(c.env.DB, endpoint.id, page, limit);
-    return c.json(
-      {
-        success: true as const,
-        data: {
-          deliveries: found.deliveries.map(deliveryView),
-          total: found.total,
-          page,
-          totalPages: Math.ceil(found.total / limit),
-        },
-      },
-      200,
-    );
+    const request = pageRequest(c.req.valid('query'));
+    const page = await listDeliveries(c.env.DB, endpoint.id, request);
+    const data = pageData('deliveries', { ...page, items: page.items.map(deliveryView) }, request);
+    return c.json({ success: true as const, data }, 200);
   })
   .openapi(retry, async (c) => {
     const { webhookId, deliveryId } = c.req.valid('param');

@@ -1,5 +1,8 @@
 import { z } from '@hono/zod-openapi';
+import { type Cursor, decodeCursor, type PageRequest } from '../db/paging';
+import { ApiError } from '../errors';
 import { checkAddress, uniqueAddresses } from '../mail/address';
+import { optionalQueryInt, queryInt } from '../validation';
 
 // The `pattern`s below document in the OpenAPI document what the zod rules enforce, so generated
 // clients and fuzzers see the same rules as the server.
@@ -127,7 +130,13 @@ export const oneNotEmpty = (fields: string[]) => ({
 /** Success envelope. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
 
-/** A page of a list: `{ [key]: items, total, page, totalPages }` (the send log, suppressions, deliveries). */
+/** Give it as `after` for the next page; null on the last page. */
+export const NEXT_CURSOR = z
+  .string()
+  .nullable()
+  .openapi({ description: 'Give it as `after` for the next page; null on the last page' });
+
+/** A page of a list: `{ [key]: items, total, page, totalPages, nextCursor }` (the send log, suppressions, deliveries). */
 export const pageOf = <K extends string, T extends z.ZodType>(key: K, item: T) =>
   envelope(
     z.object({
@@ -135,7 +144,13 @@ export const pageOf = <K extends string, T extends z.ZodType>(key: K, item: T) =
       total: z.number().int(),
       page: z.number().int(),
       totalPages: z.number().int(),
-    } as { [P in K]: z.ZodArray<T> } & { total: z.ZodNumber; page: z.ZodNumber; totalPages: z.ZodNumber }),
+      nextCursor: NEXT_CURSOR,
+    } as { [P in K]: z.ZodArray<T> } & {
+      total: z.ZodNumber;
+      page: z.ZodNumber;
+      totalPages: z.ZodNumber;
+      nextCursor: typeof NEXT_CURSOR;
+    }),
   );
 
 /** Error envelope (decisions.md): the code, a message naming the field, optional details and resetAt. */
@@ -149,3 +164,48 @@ export const errorEnvelope = <const Codes extends readonly [string, ...string[]]
       resetAt: z.string().optional(),
     }),
   });
+
+const cursorText = z
+  .string()
+  .transform((text, ctx) => {
+    const cursor = decodeCursor(text);
+    if (cursor === null) ctx.addIssue({ code: 'custom', message: 'expected the nextCursor of a page of this list' });
+    return cursor as Cursor;
+  })
+  .optional()
+  .openapi({
+    type: 'string',
+    pattern: '^[A-Za-z0-9_-]+$',
+    description:
+      'The page after the one whose `nextCursor` this is (instead of `page`): a deep page costs no more than the first',
+  });
+
+/** The query of every paged list: `page` or `after`, and `limit`. */
+export const pageQuery = z.object({
+  page: optionalQueryInt(1, 1_000_000).openapi({ default: 1, description: 'The page number, from 1 (or give after)' }),
+  limit: queryInt(1, 100, 20),
+  after: cursorText,
+});
+
+/** Where the page a query asks for starts; `page` and `after` together are refused. */
+export function pageRequest(query: { page?: number; limit: number; after?: Cursor }): PageRequest {
+  if (query.page !== undefined && query.after !== undefined) {
+    throw new ApiError('INVALID_INPUT', 'after: give page or after, not both');
+  }
+  return { limit: query.limit, page: query.after?.page ?? query.page ?? 1, after: query.after ?? null };
+}
+
+/** The `data` of a page of a list (`pageOf`): its items, the total, the page and the next page's cursor. */
+export function pageData<K extends string, V>(
+  key: K,
+  page: { items: V[]; total: number; nextCursor: string | null },
+  request: PageRequest,
+) {
+  return {
+    [key]: page.items,
+    total: page.total,
+    page: request.page,
+    totalPages: Math.ceil(page.total / request.limit),
+    nextCursor: page.nextCursor,
+  } as { [P in K]: V[] } & { total: number; page: number; totalPages: number; nextCursor: string | null };
+}

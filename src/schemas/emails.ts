@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
-import { queryInt } from '../validation';
 import {
   bodyText,
   emailAddress,
   envelope,
   oneNotEmpty,
   pageOf,
+  pageQuery,
   priority,
   recipients,
   resourceId,
@@ -53,9 +53,6 @@ export const queueEmailBody = z
     ...ONE_SENDER_DOC,
     description: `One of html, text, imageUrl or templateId is required and not empty. ${TOO_MANY_RECIPIENTS} (duplicates count once).`,
   });
-
-/** GET /api/v1/emails and GET /api/v1/templates */
-export const pageQuery = z.object({ page: queryInt(1, 1_000_000, 1), limit: queryInt(1, 100, 20) });
 
 /** QUEUED, or SCHEDULED when the request named `scheduledAt`. */
 export const queuedStatus = z.enum(['QUEUED', 'SCHEDULED']);

@@ -3,6 +3,7 @@ import {
   bodyText,
   envelope,
   label,
+  NEXT_CURSOR,
   oneNotEmpty,
   priority,
   recipients,
@@ -90,6 +91,7 @@ export const templateListResponse = envelope(
     limit: z.number().int(),
     total: z.number().int(),
     items: z.array(templateSummary),
+    nextCursor: NEXT_CURSOR,
   }),
 );
 export const templateResponse = envelope(templateDetail);

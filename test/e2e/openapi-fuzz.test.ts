@@ -54,6 +54,10 @@ const BEYOND_SCHEMA: RegExp[] = [
   /^(emails\[\d+\]\.)?tags: must not repeat a tag name/,
   // The placeholders a stored template needs are data, not schema.
   /^(emails\[\d+\]\.)?vars: missing values for /,
+  // A cursor is a value a page of the list answered (`nextCursor`), not a form a schema can describe.
+  /^after: expected the nextCursor of a page of this list$/,
+  // "page or after, not both": OpenAPI has no way to say two query parameters exclude each other.
+  /^after: give page or after, not both$/,
 ];
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });

@@ -179,10 +179,26 @@ describe('GET /api/v1/openapi.json', () => {
     );
   });
 
-  it('documents page and limit as integers with bounds and defaults', () => {
-    for (const name of ['GET /api/v1/emails', 'GET /api/v1/templates']) {
-      expect(parameter(name, 'page').schema).toEqual({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 });
-      expect(parameter(name, 'limit').schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+  it('documents page, limit and the cursor (after → nextCursor) on every paged list', () => {
+    const paged = routes.filter((route) => route.queryParams.includes('page')).map((route) => route.name);
+    expect(paged).toEqual(
+      expect.arrayContaining(['GET /api/v1/emails', 'GET /api/v1/templates', 'GET /api/v1/suppressions']),
+    );
+    for (const name of paged) {
+      expect(parameter(name, 'page').schema, name).toMatchObject({
+        type: 'integer',
+        minimum: 1,
+        maximum: 1_000_000,
+        default: 1,
+      });
+      expect(parameter(name, 'limit').schema, name).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+      expect(parameter(name, 'after').schema, name).toMatchObject({
+        type: 'string',
+        pattern: expect.stringMatching(/^\^\[A-Za-z0-9_-\]\+\$/),
+      });
+      const data = responsesOf(name)['200']?.content?.['application/json']?.schema?.properties?.data;
+      expect(data?.properties?.nextCursor, name).toMatchObject({ type: ['string', 'null'] });
+      expect(data?.required, name).toContain('nextCursor');
     }
   });
 

@@ -16,7 +16,19 @@ import type {
 } from '../support/responses';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const BAD_PAGING = ['page=0', 'page=-1', 'page=abc', 'limit=0', 'limit=101', 'limit=1.5', 'limit='];
+const BAD_PAGING = [
+  'page=0',
+  'page=-1',
+  'page=abc',
+  'limit=0',
+  'limit=101',
+  'limit=1.5',
+  'limit=',
+  'after=',
+  'after=em_123',
+  'after=WzEsIngiLCJ5Il0', // a cursor's form, but page 1
+  'page=2&after=WzIsIngiLCJ5Il0', // both
+];
 
 const newAccountId = async (name = 'Listed account') => {
   const res = await admin<Account>('POST', '/admin/v1/accounts', { name });
@@ -42,7 +54,7 @@ const addSender = async (accountId: string, email: string, name?: string) => {
   return res.json.data;
 };
 
-type Page = { total: number; page: number; totalPages: number };
+type Page = { total: number; page: number; totalPages: number; nextCursor: string | null };
 type Item = { id: string; createdAt: string };
 
 /** Newest first; the same time is ordered by id, descending. */
@@ -64,6 +76,24 @@ async function walk(path: string, key: string, limit: number) {
   return { items, pages };
 }
 
+/** Every page of a list by cursor: the first, then each page's `nextCursor` until it is null. */
+async function walkByCursor(path: string, key: string, limit: number) {
+  const items: Item[] = [];
+  const pages: Page[] = [];
+  let query = `limit=${limit}`;
+  for (let n = 0; n < 100; n++) {
+    const res = await admin<Record<string, unknown>>('GET', `${path}?${query}`);
+    expect(res.status).toBe(200);
+    const { [key]: list, ...rest } = res.json.data;
+    const page = rest as Page;
+    pages.push(page);
+    items.push(...(list as Item[]));
+    if (page.nextCursor === null) return { items, pages };
+    query = `limit=${limit}&after=${page.nextCursor}`;
+  }
+  throw new Error('the cursor never reached the end');
+}
+
 /** The cases every list shares: paging, its order, bad paging, and the operator token. */
 function pagedListCases(list: { key: string; path: () => Promise<string>; fill: (path: string) => Promise<void> }) {
   it('pages of `limit` (default 20) cover the list once, newest first; past the end is an empty page', async () => {
@@ -75,11 +105,21 @@ function pagedListCases(list: { key: string; path: () => Promise<string>; fill: 
     expect([...whole.items].sort(inListOrder)).toEqual(whole.items);
     const total = whole.items.length;
     expect(total).toBeGreaterThanOrEqual(3);
+    const totalPages = Math.ceil(total / 2);
     byTwo.pages.forEach((page, index) => {
-      expect(page).toEqual({ total, page: index + 1, totalPages: Math.ceil(total / 2) });
+      expect(page).toEqual({
+        total,
+        page: index + 1,
+        totalPages,
+        nextCursor: index + 1 < totalPages ? expect.any(String) : null,
+      });
     });
     const first = await admin<Page>('GET', path);
     expect(first.json.data).toMatchObject({ total, page: 1, totalPages: Math.ceil(total / 20) });
+    // The same pages after each page's cursor, numbered as by `page`.
+    const byCursor = await walkByCursor(path, list.key, 2);
+    expect(byCursor.items).toEqual(whole.items);
+    expect(byCursor.pages.map((page) => page.page)).toEqual(byTwo.pages.slice(0, totalPages).map((p) => p.page));
   });
 
   it('400 INVALID_INPUT naming page or limit when out of range or not a whole number', async () => {
@@ -87,7 +127,7 @@ function pagedListCases(list: { key: string; path: () => Promise<string>; fill: 
     for (const query of BAD_PAGING) {
       const res = await admin('GET', `${path}?${query}`);
       expectError(res, 400, 'INVALID_INPUT');
-      expect(res.json.error.message, query).toContain(query.split('=')[0]!);
+      expect(res.json.error.message, query).toContain(query.includes('after') ? 'after' : query.split('=')[0]!);
     }
   });
 
@@ -141,7 +181,7 @@ function accountListCases(list: ListOfAccount) {
     await list.fill(await newAccountId());
     const res = await admin<Page>('GET', pathOf(list, mine));
     expect(res.status).toBe(200);
-    expect(res.json.data).toEqual({ [list.key]: [], total: 0, page: 1, totalPages: 0 });
+    expect(res.json.data).toEqual({ [list.key]: [], total: 0, page: 1, totalPages: 0, nextCursor: null });
   });
 
   it('404 NOT_FOUND naming accountId for an unknown account; 400 for a malformed id', async () => {

@@ -5,15 +5,16 @@ import { insertEmail } from '../../src/db/email-store';
 import type { NewEmail } from '../../src/db/emails';
 import { newId } from '../../src/ids';
 import worker from '../../src/index';
+import { storeBodies } from '../../src/mail/bodies';
 import type { QueuedJob } from '../../src/queue/producer';
 
 /**
- * Stores a QUEUED email (SCHEDULED with `scheduledAt`) without producing a queue message, so only our batches
+ * Stores a QUEUED email (SCHEDULED with `scheduledAt`), its body in R2, without producing a queue message, so only our batches
  * deliver it; `fields` replace the defaults.
  */
 export async function storedEmail(accountId: string, to: string | string[], fields: Partial<NewEmail> = {}) {
   const id = fields.id ?? newId('em');
-  await insertEmail(env.DB, {
+  const email: NewEmail = {
     id,
     accountId,
     templateId: null,
@@ -36,7 +37,9 @@ export async function storedEmail(accountId: string, to: string | string[], fiel
     test: false,
     createdAt: new Date().toISOString(),
     ...fields,
-  });
+  };
+  await storeBodies(env.BODIES, [email]);
+  await insertEmail(env.DB, email);
   return id;
 }
 

@@ -4,6 +4,7 @@
 import { env } from 'cloudflare:workers';
 import { deliveriesInsert } from '../../src/db/webhooks';
 import { newId } from '../../src/ids';
+import { bodyKeyOf } from '../../src/mail/bodies';
 import type { EmailStatus } from '../../src/mail/outcome';
 import type { WebhookEvent } from '../../src/webhooks/events';
 import { uniqueAddress } from './api';
@@ -76,7 +77,7 @@ export async function seedEmail(accountId: string, status: EmailStatus, at: stri
   return { id, attachmentKey };
 }
 
-/** How many rows of each kind an email has, and whether its attachment is still in R2. */
+/** How many rows of each kind an email has, and whether its attachment and body are still in R2. */
 export async function rowsOfEmail(email: SeededEmail) {
   const count = (sql: string) =>
     env.DB.prepare(sql)
@@ -93,6 +94,7 @@ export async function rowsOfEmail(email: SeededEmail) {
       `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE json_extract(payload, '$.data.emailId') = ?`,
     ),
     objects: (await env.ATTACHMENTS.head(email.attachmentKey)) ? 1 : 0,
+    bodies: (await env.BODIES.head(bodyKeyOf(email.id))) ? 1 : 0,
   };
 }
 

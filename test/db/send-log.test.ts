@@ -1,0 +1,180 @@
+// The send log's data layer: totals from counters that stay exact through every change of an email (stored,
+// status moved, deleted by retention), pages by number and by cursor that agree, and plans that read only
+// the filter's index entries and the page's rows.
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import type { EmailStatus } from '../../src/db/emails';
+import type { PageRequest } from '../../src/db/paging';
+import { deleteEmails } from '../../src/db/retention';
+import { listEmails, type SendLogFilter } from '../../src/db/send-log';
+import { newAccount, uniqueAddress } from '../support/api';
+import { storedEmail } from '../support/delivery';
+
+const STATUSES: EmailStatus[] = ['QUEUED', 'SENT', 'FAILED', 'CANCELED', 'SUPPRESSED'];
+const TAGS = ['category:receipt', 'category:welcome', 'locale:de'];
+
+/** Emails of one account in both modes, with tags, shared recipients and every status. */
+async function seedLog(accountId: string, count: number) {
+  const customers = [uniqueAddress('ada'), uniqueAddress('grace'), uniqueAddress('edsger')];
+  const base = Date.parse('2026-10-01T00:00:00.000Z');
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    // One value per tag name: receipt, welcome or no category; German now and then.
+    const tags = [i % 3 === 2 ? null : TAGS[i % 2], i % 4 === 0 ? TAGS[2] : null]
+      .filter((tag) => tag != null)
+      .map((tag) => {
+        const [name, value] = tag.split(':') as [string, string];
+        return { name, value };
+      });
+    const to = customers[i % 3]!;
+    const id = await storedEmail(accountId, i % 4 === 0 ? [to, customers[(i + 1) % 3]!] : to, {
+      tags,
+      test: i % 5 === 0,
+      // Every third pair shares a time: the id breaks the tie.
+      createdAt: new Date(base + Math.floor(i / 2) * 60_000).toISOString(),
+    });
+    ids.push(id);
+  }
+  return { ids, customers };
+}
+
+async function setStatus(id: string, status: EmailStatus, at = '2026-10-02T00:00:00.000Z') {
+  await env.DB.prepare('UPDATE emails SET status = ?2, updated_at = ?3 WHERE id = ?1').bind(id, status, at).run();
+}
+
+/** The filter's emails counted and ordered the slow way, straight from the rows. */
+async function truth(accountId: string, test: boolean, filter: SendLogFilter) {
+  const [name, value] = filter.tag ? filter.tag.split(':') : [null, null];
+  const rows = await env.DB.prepare(
+    `SELECT e.id FROM emails e WHERE e.account_id = ?1 AND e.test = ?2 AND (?3 IS NULL OR e.status = ?3)
+       AND (?4 IS NULL OR EXISTS (SELECT 1 FROM email_recipients r WHERE r.email_id = e.id AND r.canonical = ?4))
+       AND (?5 IS NULL OR EXISTS (SELECT 1 FROM email_tags t WHERE t.email_id = e.id AND t.name = ?5 AND t.value = ?6))
+     ORDER BY e.created_at DESC, e.id DESC`,
+  )
+    .bind(accountId, test ? 1 : 0, filter.status ?? null, filter.to ?? null, name, value)
+    .all<{ id: string }>();
+  return rows.results.map((r) => r.id);
+}
+
+/** Every combination of the filters the log takes. */
+function filters(customers: string[]): SendLogFilter[] {
+  const out: SendLogFilter[] = [];
+  for (const status of [undefined, ...STATUSES])
+    for (const to of [undefined, customers[0]]) for (const tag of [undefined, ...TAGS]) out.push({ status, to, tag });
+  return out.map((f) => Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)));
+}
+
+/** Walks every page after the first by `nextCursor`, returning the ids in order. */
+async function walk(owner: { accountId: string; test: boolean }, filter: SendLogFilter, limit: number) {
+  const ids: string[] = [];
+  let request: PageRequest = { limit, page: 1, after: null };
+  const { decodeCursor } = await import('../../src/db/paging');
+  for (let n = 0; n < 100; n++) {
+    const page = await listEmails(env.DB, owner, request, filter);
+    ids.push(...page.items.map((e) => e.id));
+    if (page.nextCursor === null) return ids;
+    const after = decodeCursor(page.nextCursor)!;
+    expect(after.page).toBe(request.page + 1);
+    request = { limit, page: after.page, after };
+  }
+  throw new Error('the cursor never reached the end');
+}
+
+/** The plans of the statements a read of the log prepares (parameters bound as the read binds them). */
+async function plansOf(read: (db: D1Database) => Promise<unknown>) {
+  const statements: { sql: string; binds: unknown[] }[] = [];
+  const db = new Proxy(env.DB, {
+    get(target, property) {
+      if (property !== 'prepare') return Reflect.get(target, property).bind(target);
+      return (sql: string) => {
+        const statement = target.prepare(sql);
+        return new Proxy(statement, {
+          get(s, p) {
+            if (p !== 'bind') return Reflect.get(s, p).bind(s);
+            return (...binds: unknown[]) => {
+              statements.push({ sql, binds });
+              return s.bind(...binds);
+            };
+          },
+        });
+      };
+    },
+  });
+  await read(db);
+  return Promise.all(
+    statements.map(async ({ sql, binds }) => {
+      const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .bind(...binds)
+        .all<{ detail: string }>();
+      return { sql, plan: rows.results.map((r) => r.detail) };
+    }),
+  );
+}
+
+describe('the send log (src/db/send-log.ts)', () => {
+  it('answers every filter with the exact total and order, by page and by cursor, through status changes and deletions', async () => {
+    const { accountId } = await newAccount('Send log counters');
+    const { ids, customers } = await seedLog(accountId, 40);
+    await Promise.all(ids.map((id, i) => setStatus(id, STATUSES[i % STATUSES.length]!)));
+    await setStatus(ids[2]!, 'SENT'); // a second move of the same email (FAILED → SENT)
+
+    const check = async (when: string) => {
+      for (const test of [false, true]) {
+        for (const filter of filters(customers)) {
+          const expected = await truth(accountId, test, filter);
+          const what = `${when} ${test ? 'test' : 'live'} ${JSON.stringify(filter)}`;
+          const first = await listEmails(env.DB, { accountId, test }, { limit: 3, page: 1, after: null }, filter);
+          expect(first.total, what).toBe(expected.length);
+          expect(first.nextCursor === null, what).toBe(expected.length <= 3);
+          expect(await walk({ accountId, test }, filter, 3), what).toEqual(expected);
+          const second = await listEmails(env.DB, { accountId, test }, { limit: 3, page: 2, after: null }, filter);
+          expect(
+            second.items.map((e) => e.id),
+            what,
+          ).toEqual(expected.slice(3, 6));
+        }
+      }
+    };
+    await check('after the moves:');
+    // Retention deletes final emails (their tags and recipients first, then the rows).
+    const final = ids.filter((_, i) => ['SENT', 'FAILED'].includes(STATUSES[i % STATUSES.length]!)).slice(0, 9);
+    expect(await deleteEmails(env.DB, final, '2026-12-31T00:00:00.000Z')).toBe(9);
+    await check('after deletions:');
+  });
+
+  it('reads a page through the index of its most selective filter and counts from counters, whatever the filter', async () => {
+    const { accountId } = await newAccount('Send log plans');
+    const { customers } = await seedLog(accountId, 6);
+    const owner = { accountId, test: false };
+    const cursor = { page: 2, at: '2026-10-01T00:01:00.000Z', key: 'em_x' };
+    for (const filter of filters(customers)) {
+      for (const after of [null, cursor]) {
+        const plans = await plansOf((db) => listEmails(db, owner, { limit: 20, page: 3, after }, filter));
+        const [page, count] = plans;
+        const what = JSON.stringify({ filter, after: after !== null });
+        const index = filter.to
+          ? 'email_recipients_log'
+          : filter.tag
+            ? 'email_tags_log'
+            : filter.status
+              ? 'emails_log_status'
+              : 'emails_log';
+        expect(
+          page!.plan.some((step) => step.includes(`USING COVERING INDEX ${index}`)),
+          what,
+        ).toBe(true);
+        // The page's rows are looked up by id; no table is walked, and the index gives the order.
+        for (const { plan } of plans) {
+          expect(
+            plan.filter((step) => /^SCAN (emails|email_tags|email_recipients)\b/.test(step)),
+            what,
+          ).toEqual([]);
+        }
+        const sorts = page!.plan.filter((step) => step.includes('TEMP B-TREE'));
+        expect(sorts.length, `${what}: only the page's own rows are sorted`).toBeLessThanOrEqual(1);
+        if (filter.to) continue;
+        expect(count!.plan.join(' '), what).toMatch(/SEARCH (email_counts|tag_counts) USING PRIMARY KEY/);
+      }
+    }
+  });
+});

@@ -1,53 +1,58 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/** A project of tests inside workerd, with the test servers and the migrations. */
+const workersProject = (name: string, include: string[]) => ({
+  extends: false,
+  plugins: [
+    cloudflareTest(async ({ inject }) => ({
+      wrangler: { configPath: './wrangler.toml' },
+      miniflare: {
+        bindings: {
+          SMTP_HOST: '127.0.0.1',
+          SMTP_PORT: String(inject('smtpPort')),
+          SMTP_SECURE: 'none',
+          INBOX_URL: inject('inboxUrl'),
+          SILENT_SMTP_PORT: String(inject('silentSmtpPort')),
+          LOCKSTEP_SMTP_PORT: String(inject('lockstepSmtpPort')),
+          LOCKSTEP_INBOX_URL: inject('lockstepInboxUrl'),
+          LENIENT_SMTP_PORT: String(inject('lenientSmtpPort')),
+          STARTTLS_SMTP_PORT: String(inject('starttlsSmtpPort')),
+          STARTTLS_INBOX_URL: inject('starttlsInboxUrl'),
+          TLS_SMTP_PORT: String(inject('tlsSmtpPort')),
+          TLS_INBOX_URL: inject('tlsInboxUrl'),
+          WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
+          FILE_SERVER_URL: inject('fileServerUrl'),
+          // The receiver listens on http://127.0.0.1 (production accepts only public https).
+          WEBHOOK_ALLOW_INSECURE: 'true',
+          ADMIN_TOKEN: 'test-admin-token',
+          OTP_PEPPER: 'test-pepper',
+          PUBLIC_BASE_URL: 'http://postcode.test',
+          // Retries without waiting, so retry-to-dead-letter runs end to end in seconds.
+          MAIL_RETRY_BASE_SECONDS: '0',
+          TEST_MIGRATIONS: await readD1Migrations('./migrations'),
+        },
+      },
+    })),
+  ],
+  test: {
+    name,
+    globalSetup: ['./test/support/node/global-setup.ts'],
+    setupFiles: ['./test/support/apply-migrations.ts'],
+    include,
+    exclude: [...configDefaults.exclude, 'test/e2e/**'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
+
 export default defineConfig({
   test: {
     projects: [
-      {
-        // Unit and integration tests inside workerd.
-        extends: false,
-        plugins: [
-          cloudflareTest(async ({ inject }) => ({
-            wrangler: { configPath: './wrangler.toml' },
-            miniflare: {
-              bindings: {
-                SMTP_HOST: '127.0.0.1',
-                SMTP_PORT: String(inject('smtpPort')),
-                SMTP_SECURE: 'none',
-                INBOX_URL: inject('inboxUrl'),
-                SILENT_SMTP_PORT: String(inject('silentSmtpPort')),
-                LOCKSTEP_SMTP_PORT: String(inject('lockstepSmtpPort')),
-                LOCKSTEP_INBOX_URL: inject('lockstepInboxUrl'),
-                LENIENT_SMTP_PORT: String(inject('lenientSmtpPort')),
-                STARTTLS_SMTP_PORT: String(inject('starttlsSmtpPort')),
-                STARTTLS_INBOX_URL: inject('starttlsInboxUrl'),
-                TLS_SMTP_PORT: String(inject('tlsSmtpPort')),
-                TLS_INBOX_URL: inject('tlsInboxUrl'),
-                WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
-                FILE_SERVER_URL: inject('fileServerUrl'),
-                // The receiver listens on http://127.0.0.1 (production accepts only public https).
-                WEBHOOK_ALLOW_INSECURE: 'true',
-                ADMIN_TOKEN: 'test-admin-token',
-                OTP_PEPPER: 'test-pepper',
-                PUBLIC_BASE_URL: 'http://postcode.test',
-                // Retries without waiting, so retry-to-dead-letter runs end to end in seconds.
-                MAIL_RETRY_BASE_SECONDS: '0',
-                TEST_MIGRATIONS: await readD1Migrations('./migrations'),
-              },
-            },
-          })),
-        ],
-        test: {
-          name: 'workers',
-          globalSetup: ['./test/support/node/global-setup.ts'],
-          setupFiles: ['./test/support/apply-migrations.ts'],
-          include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/e2e/**'],
-          testTimeout: 30_000,
-          hookTimeout: 30_000,
-        },
-      },
+      // Unit and integration tests inside workerd.
+      workersProject('workers', ['test/**/*.test.ts']),
+      // `npm run bench:d1`: what an email costs D1 over its life (not part of `npm test`).
+      workersProject('measure', ['test/measure/**/*.measure.ts']),
       {
         // End to end in Node: the service as `npm start` runs it, driven by a real headless Chromium.
         extends: false,

@@ -7,29 +7,63 @@
 ALTER TABLE emails ADD COLUMN body_key TEXT;
 CREATE INDEX emails_inline_body ON emails(created_at) WHERE body_key IS NULL AND (html IS NOT NULL OR text IS NOT NULL);
 
--- The send log, whole or by status: newest first within an account's mode.
+-- The send log, whole or by status: newest first within an account's mode. The sweeps and retention name
+-- their own partial indexes, so the index by status alone has nothing left to serve.
 DROP INDEX emails_account_created;
+DROP INDEX emails_status;
 CREATE INDEX emails_log ON emails(account_id, test, created_at DESC, id DESC);
 CREATE INDEX emails_log_status ON emails(account_id, test, status, created_at DESC, id DESC);
 
--- The `to` filter: recipients carry their email's account, mode and time (none of which ever change).
-ALTER TABLE email_recipients ADD COLUMN account_id TEXT;
-ALTER TABLE email_recipients ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE email_recipients ADD COLUMN created_at TEXT;
-UPDATE email_recipients SET (account_id, test, created_at) =
-  (SELECT e.account_id, e.test, e.created_at FROM emails e WHERE e.id = email_recipients.email_id);
-DROP INDEX email_recipients_canonical;
-CREATE INDEX email_recipients_log ON email_recipients(account_id, test, canonical, created_at DESC, email_id);
+-- An email's recipients, timeline and tags are read and deleted by email: clustered by it (WITHOUT ROWID),
+-- they need no second copy of their key in an index. The `to` filter goes through the recipient's index
+-- (a customer's few emails).
+CREATE TABLE email_recipients_by_email (
+  email_id   TEXT NOT NULL REFERENCES emails(id) ON DELETE CASCADE,
+  position   INTEGER NOT NULL,
+  address    TEXT NOT NULL,
+  status     TEXT NOT NULL DEFAULT 'QUEUED',
+  reply      TEXT,
+  canonical  TEXT,
+  kind       TEXT NOT NULL DEFAULT 'to',
+  PRIMARY KEY (email_id, position)
+) WITHOUT ROWID;
+INSERT INTO email_recipients_by_email (email_id, position, address, status, reply, canonical, kind)
+  SELECT email_id, position, address, status, reply, canonical, kind FROM email_recipients;
+DROP TABLE email_recipients;
+ALTER TABLE email_recipients_by_email RENAME TO email_recipients;
+CREATE INDEX email_recipients_canonical ON email_recipients(canonical, email_id);
 
--- The `tag` filter: tags carry the same, and their email's status (kept by a trigger below), so that a tag
--- with a status is answered from the index alone.
-ALTER TABLE email_tags ADD COLUMN account_id TEXT;
-ALTER TABLE email_tags ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE email_tags ADD COLUMN created_at TEXT;
-ALTER TABLE email_tags ADD COLUMN status TEXT;
-UPDATE email_tags SET (account_id, test, created_at, status) =
-  (SELECT e.account_id, e.test, e.created_at, e.status FROM emails e WHERE e.id = email_tags.email_id);
-DROP INDEX email_tags_lookup;
+-- Events keep their order within the email (`seq`, numbered per email from now on).
+CREATE TABLE email_events_by_email (
+  email_id  TEXT NOT NULL,
+  seq       INTEGER NOT NULL,
+  type      TEXT NOT NULL,
+  at        TEXT NOT NULL,
+  detail    TEXT,
+  PRIMARY KEY (email_id, seq)
+) WITHOUT ROWID;
+INSERT INTO email_events_by_email (email_id, seq, type, at, detail)
+  SELECT email_id, seq, type, at, detail FROM email_events;
+DROP TABLE email_events;
+ALTER TABLE email_events_by_email RENAME TO email_events;
+
+-- The `tag` filter: tags carry their email's account, mode and time (which never change) and its status
+-- (kept by a trigger below), so that a tag with a status is answered from the index alone.
+CREATE TABLE email_tags_by_email (
+  email_id    TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  value       TEXT NOT NULL,
+  account_id  TEXT NOT NULL,
+  test        INTEGER NOT NULL,
+  created_at  TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  PRIMARY KEY (email_id, name)
+) WITHOUT ROWID;
+INSERT INTO email_tags_by_email (email_id, name, value, account_id, test, created_at, status)
+  SELECT t.email_id, t.name, t.value, e.account_id, e.test, e.created_at, e.status
+  FROM email_tags t JOIN emails e ON e.id = t.email_id;
+DROP TABLE email_tags;
+ALTER TABLE email_tags_by_email RENAME TO email_tags;
 CREATE INDEX email_tags_log ON email_tags(account_id, test, name, value, created_at DESC, email_id, status);
 
 CREATE TRIGGER emails_status_to_tags AFTER UPDATE OF status ON emails WHEN old.status <> new.status BEGIN
@@ -71,8 +105,7 @@ CREATE TABLE tag_counts (
   PRIMARY KEY (account_id, test, name, value, status)
 ) WITHOUT ROWID;
 INSERT INTO tag_counts (account_id, test, name, value, status, n)
-  SELECT account_id, test, name, value, status, COUNT(*) FROM email_tags
-  WHERE account_id IS NOT NULL GROUP BY account_id, test, name, value, status;
+  SELECT account_id, test, name, value, status, COUNT(*) FROM email_tags GROUP BY account_id, test, name, value, status;
 
 CREATE TRIGGER email_tags_count_insert AFTER INSERT ON email_tags BEGIN
   INSERT INTO tag_counts (account_id, test, name, value, status, n)

@@ -174,8 +174,8 @@ async function seedExpired(accountId: string, count: { emails: number; history: 
        SELECT id, 0, 'bulk@example.com', 'bulk@example.com', 'SENT' FROM emails WHERE id LIKE ?1 || '%'`,
     ).bind(prefix),
     env.DB.prepare(
-      `INSERT INTO email_events (email_id, type, at)
-       SELECT e.id, type.value, e.created_at FROM emails AS e, json_each('["queued", "sent"]') AS type
+      `INSERT INTO email_events (email_id, seq, type, at)
+       SELECT e.id, type.key + 1, type.value, e.created_at FROM emails AS e, json_each('["queued", "sent"]') AS type
        WHERE e.id LIKE ?1 || '%'`,
     ).bind(prefix),
     env.DB.prepare(

@@ -141,7 +141,7 @@ export function emailOf(random, account, { n, now, customers }) {
     id,
     row,
     status,
-    /** What recipients and tags repeat of their email: account, mode, time. */
+    /** What tags repeat of their email: account, mode, time. */
     owner: [account.id, test, iso(created)],
     recipients,
     events,

@@ -132,10 +132,9 @@ export function seedEmails(path, { from, to, largeId, keep }) {
   );
   const recipient = run(
     'recipients',
-    `INSERT INTO email_recipients (email_id, account_id, test, created_at, position, address, canonical, kind, status,
-      reply) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    'INSERT INTO email_recipients (email_id, position, address, canonical, kind, status, reply) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  const event = run('events', 'INSERT INTO email_events (email_id, type, at, detail) VALUES (?, ?, ?, ?)');
+  const event = run('events', 'INSERT INTO email_events (email_id, seq, type, at, detail) VALUES (?, ?, ?, ?, ?)');
   const tag = run(
     'tags',
     'INSERT INTO email_tags (email_id, account_id, test, created_at, status, name, value) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -162,8 +161,8 @@ export function seedEmails(path, { from, to, largeId, keep }) {
     const account = random.next() < LARGE_SHARE ? accounts.large : random.pick(accounts.small);
     const e = emailOf(random, account, { n, now, customers: customers(account) });
     email(...e.row);
-    for (const r of e.recipients) recipient(e.id, ...e.owner, ...r);
-    for (const ev of e.events) event(e.id, ...ev);
+    for (const r of e.recipients) recipient(e.id, ...r);
+    e.events.forEach((ev, i) => event(e.id, i + 1, ...ev));
     for (const t of e.tags) tag(e.id, ...e.owner, e.status, ...t);
     for (const [deliveryId, ...rest] of e.deliveries) delivery(deliveryId, account.endpoint, account.id, ...rest);
     for (const s of e.suppressions) suppress(account.id, ...s);
@@ -181,7 +180,8 @@ export function seedEmails(path, { from, to, largeId, keep }) {
 
 /**
  * The file's size after a checkpoint, and the bytes its pages in use take (free pages left out: what a
- * VACUUM would leave, short of repacking half-full pages), with the number of emails.
+ * VACUUM would leave, short of repacking half-full pages), with the number of emails; and the bytes in use
+ * of each table with its indexes (SQLite's dbstat).
  */
 export function footprint(path) {
   const db = new DatabaseSync(path, { enableForeignKeyConstraints: false });
@@ -189,6 +189,13 @@ export function footprint(path) {
   const one = (sql) => Object.values(db.prepare(sql).get())[0];
   const usedBytes = (one('PRAGMA page_count') - one('PRAGMA freelist_count')) * one('PRAGMA page_size');
   const emails = one('SELECT COUNT(*) FROM emails');
+  const tables = db
+    .prepare(
+      `SELECT s.tbl_name AS name, SUM(d.pgsize) AS bytes FROM dbstat d JOIN sqlite_schema s ON s.name = d.name
+       GROUP BY s.tbl_name ORDER BY bytes DESC`,
+    )
+    .all()
+    .map((row) => ({ name: row.name, bytes: Number(row.bytes) }));
   db.close();
-  return { fileBytes: statSync(path).size, usedBytes, emails };
+  return { fileBytes: statSync(path).size, usedBytes, emails, tables };
 }

@@ -19,8 +19,9 @@ export function eventsInsert(
 ): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO email_events (email_id, type, at, detail)
-       SELECT ?1, json_extract(j.value, '$.type'), ?3, json_extract(j.value, '$.detail')
+      `INSERT INTO email_events (email_id, seq, type, at, detail)
+       SELECT ?1, (SELECT COALESCE(MAX(seq), 0) FROM email_events WHERE email_id = ?1) + j.key + 1,
+         json_extract(j.value, '$.type'), ?3, json_extract(j.value, '$.detail')
        FROM json_each(?4) AS j WHERE ${condition} ORDER BY j.key`,
     )
     .bind(emailId, owner, at, JSON.stringify(events));

@@ -70,10 +70,9 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
     insertRow,
     db
       .prepare(
-        `INSERT INTO email_recipients (email_id, position, address, canonical, kind, account_id, test, created_at)
-         SELECT ?1, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
-           e.account_id, e.test, e.created_at
-         FROM json_each(?2) JOIN emails e ON e.id = ?1`,
+        `INSERT INTO email_recipients (email_id, position, address, canonical, kind)
+         SELECT ?1, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+         FROM json_each(?2) WHERE ${exists}`,
       )
       .bind(email.id, JSON.stringify(recipients)),
     eventsInsert(

@@ -8,8 +8,8 @@ import { eventsInsert } from './email-events';
  */
 export const SCHEDULE_DISPATCH_SECONDS = 90;
 
-// The sweeps name their partial indexes (INDEXED BY): without statistics SQLite prefers `emails_status` for
-// `status = …` and then reads each such row, past its bodies, to test the rest of the condition.
+// The sweeps name their partial indexes (INDEXED BY): without statistics SQLite guesses, and a wrong guess
+// reads every email of a status to test the rest of the condition (test/db/sweep-plans.test.ts).
 
 /**
  * Marks up to `limit` overdue emails as due again now and returns their ids: QUEUED, not held, no live

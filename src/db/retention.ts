@@ -14,8 +14,8 @@ const ROWS_DELETED = 'SELECT changes() AS n';
 export type ExpiredEmails = { ids: string[]; objectKeys: string[]; bodyKeys: string[] };
 
 /**
- * Up to `limit` emails that reached a final state before `cutoff`, oldest first. Named index: without
- * statistics the planner prefers `emails_status` and sorts every SENT email.
+ * Up to `limit` emails that reached a final state before `cutoff`, oldest first, through the partial index
+ * named (INDEXED BY) so that the plan never rests on the planner's guess without statistics.
  */
 export async function findExpiredEmails(db: D1Database, cutoff: string, limit: number): Promise<ExpiredEmails> {
   const rows = await db

@@ -153,7 +153,7 @@ describe('the send log (src/db/send-log.ts)', () => {
         const [page, count] = plans;
         const what = JSON.stringify({ filter, after: after !== null });
         const index = filter.to
-          ? 'email_recipients_log'
+          ? 'email_recipients_canonical'
           : filter.tag
             ? 'email_tags_log'
             : filter.status
@@ -171,7 +171,8 @@ describe('the send log (src/db/send-log.ts)', () => {
           ).toEqual([]);
         }
         const sorts = page!.plan.filter((step) => step.includes('TEMP B-TREE'));
-        expect(sorts.length, `${what}: only the page's own rows are sorted`).toBeLessThanOrEqual(1);
+        // By recipient, that recipient's few emails are sorted too; the other indexes give the log's order.
+        expect(sorts.length, `${what}: only the page's own rows are sorted`).toBeLessThanOrEqual(filter.to ? 2 : 1);
         if (filter.to) continue;
         expect(count!.plan.join(' '), what).toMatch(/SEARCH (email_counts|tag_counts) USING PRIMARY KEY/);
       }

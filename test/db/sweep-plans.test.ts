@@ -1,5 +1,5 @@
 // The scheduled handler's reads of `emails` go through their partial indexes. Without statistics SQLite
-// prefers `emails_status` for `status = …`, and then reads each such row — past its bodies — to test the rest.
+// guesses, and a wrong guess reads every email of a status to test the rest of the condition.
 import { createScheduledController } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ async function planOf(query: string): Promise<string[]> {
 }
 
 describe('the scheduled handler', () => {
-  it('finds due, scheduled and held emails and inline bodies through their own indexes, never by status alone', async () => {
+  it('finds due, scheduled and held emails and inline bodies through their own indexes, never by scanning emails', async () => {
     const statements = (await statementsOfScheduledRun()).filter((q) => /\bemails\b/.test(q));
     const plans = await Promise.all(statements.map(async (q) => ({ q, plan: await planOf(q) })));
     const steps = plans.flatMap(({ plan }) => plan);
@@ -45,7 +45,7 @@ describe('the scheduled handler', () => {
     for (const { q, plan } of plans) {
       expect(
         // Walking a partial index in its order is the point of one: only the inline bodies' index is walked.
-        plan.filter((step) => /INDEX emails_status\b|^SCAN emails(?! USING INDEX emails_inline_body$)/.test(step)),
+        plan.filter((step) => /^SCAN emails(?! USING INDEX emails_inline_body$)/.test(step)),
         q,
       ).toEqual([]);
     }

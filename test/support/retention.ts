@@ -70,7 +70,10 @@ export async function seedEmail(accountId: string, status: EmailStatus, at: stri
        WHERE id = ?1`,
     ).bind(id, status, at),
     env.DB.prepare('UPDATE email_recipients SET status = ?2 WHERE email_id = ?1').bind(id, recipientStatus),
-    env.DB.prepare('INSERT INTO email_events (email_id, type, at) VALUES (?, ?, ?)').bind(id, eventType, at),
+    env.DB.prepare(
+      `INSERT INTO email_events (email_id, seq, type, at)
+       VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM email_events WHERE email_id = ?1), ?2, ?3)`,
+    ).bind(id, eventType, at),
     deliveriesInsert(env.DB, accountId, [finalEvent(id, status)], at),
     settle.bind(accountId, at),
   ]);

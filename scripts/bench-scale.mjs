@@ -175,6 +175,11 @@ function printReport({ results, rows, space, timings, totalSeconds }) {
     console.log(`flatness ${name} ${(bySize[last].p50 / bySize[first].p50).toFixed(2)}`);
   }
   console.log(`bytes-per-email ${Math.round(space.usedBytes / space.emails)}`);
+  // The email's own rows (its row, recipients, timeline, tags, attachment rows, with their indexes and
+  // counters) apart from the account's other records that grow with its mail.
+  const own = new Set(['emails', 'email_recipients', 'email_events', 'email_tags', 'email_attachments']);
+  const ownBytes = space.tables.filter((t) => own.has(t.name)).reduce((sum, t) => sum + t.bytes, 0);
+  console.log(`bytes-per-email-own-rows ${Math.round(ownBytes / space.emails)}`);
 
   const table = [['operation', ...SIZES.map((size) => `${sizeName(size)} p50 / p99 ms`)]];
   for (const [name, bySize] of Object.entries(results)) {
@@ -216,6 +221,10 @@ function printReport({ results, rows, space, timings, totalSeconds }) {
     `database: ${(space.fileBytes / 2 ** 30).toFixed(2)} GiB file, ${(space.usedBytes / 2 ** 30).toFixed(2)} GiB in use, ` +
       `${space.emails} emails`,
   );
+  const perTable = space.tables
+    .filter((t) => t.bytes / space.emails >= 1)
+    .map((t) => `${t.name} ${Math.round(t.bytes / space.emails)}`);
+  console.log(`bytes per email by table, indexes included: ${perTable.join(', ')}`);
   for (const t of timings) {
     console.log(
       `${sizeName(t.size)}: seeding ${t.seedSeconds.toFixed(0)} s, start ${t.startSeconds.toFixed(0)} s, ` +

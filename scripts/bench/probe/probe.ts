@@ -1,13 +1,13 @@
 // The floors of `npm run bench`: each route makes the hops its postcode endpoint cannot do without, in the
 // cheapest form the platform offers, and nothing else (no validation, no envelope, no events).
 //   GET  /bare        nothing (the same as postcode's GET /health)
-//   POST /queue       credential (token hash, isolate cache) + 2 counter-object calls + a 3-statement D1
-//                     batch + a queue send                           (POST /api/v1/emails)
+//   POST /queue       credential (token hash, isolate cache) + 2 counter-object calls + the body put in R2
+//                     + a 3-statement D1 batch + a queue send        (POST /api/v1/emails)
 //   POST /queue-framework  the same hops behind the fixed architecture: an OpenAPIHono route whose body is
 //                     validated by postcode's own schema (queueEmailBody), answered with c.json. Not a floor:
 //                     it tells the framework's share of queue-an-email's gap from postcode's own.
-//   queue consumer    per batch one D1 claim and one SMTP connection; per mail one SMTP exchange and one
-//                     D1 update (postcode's consumer delivers in the same process while queue-an-email is
+//   queue consumer    per batch one D1 claim and one SMTP connection; per mail its body read from R2, one
+//                     SMTP exchange and one D1 update (postcode's consumer delivers in the same process while queue-an-email is
 //                     measured, so the floor of that figure includes the floor of delivering)
 //   POST /otp-send    credential + 1 counter-object call + a new SQLite object with one insert + one raw
 //                     SMTP exchange, the handshake overlapping the object call (POST /api/v1/instant-otp/send)
@@ -21,6 +21,7 @@ import { queuedResponse, queueEmailBody } from '../../../src/schemas/emails';
 
 type Env = {
   DB: D1Database;
+  BODIES: R2Bucket;
   QUEUE: Queue;
   COUNTER: DurableObjectNamespace<ProbeCounter>;
   RECIPIENT: DurableObjectNamespace<ProbeRecipient>;
@@ -81,22 +82,22 @@ const json = (data: unknown) => Response.json(data);
 const counter = (env: Env, name: string) => env.COUNTER.get(env.COUNTER.idFromName(name));
 const randomId = () => crypto.randomUUID().replaceAll('-', '');
 
-/** The hops of queue-an-email once the body is read: counters, the D1 batch, the queue send. */
+/** The hops of queue-an-email once the body is read: counters, the body in R2, the D1 batch, the queue send. */
 async function queueHops(env: Env, account: string, ip: string, to: string, subject: string, text: string) {
   await Promise.all([counter(env, `key:${account}`).hit(1e9, 60_000), counter(env, `ip:${ip}`).hit(1e9, 60_000)]);
   const id = `em_${randomId()}`;
+  await env.BODIES.put(id, text);
   const day = new Date().toISOString().slice(0, 10);
   await env.DB.batch([
     env.DB.prepare('SELECT frozen FROM settings WHERE id = 1'),
     env.DB.prepare('INSERT INTO usage (day, sent) VALUES (?, 1) ON CONFLICT (day) DO UPDATE SET sent = sent + 1').bind(
       day,
     ),
-    env.DB.prepare('INSERT INTO emails (id, account_id, to_address, subject, body) VALUES (?, ?, ?, ?, ?)').bind(
+    env.DB.prepare('INSERT INTO emails (id, account_id, to_address, subject) VALUES (?, ?, ?, ?)').bind(
       id,
       account,
       to,
       subject,
-      text,
     ),
   ]);
   await env.QUEUE.send({ id }, { contentType: 'json' });
@@ -246,7 +247,7 @@ const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS settings (id INTEGER PRIMARY KEY, frozen INTEGER NOT NULL)',
   'INSERT OR IGNORE INTO settings (id, frozen) VALUES (1, 0)',
   'CREATE TABLE IF NOT EXISTS usage (day TEXT PRIMARY KEY, sent INTEGER NOT NULL)',
-  'CREATE TABLE IF NOT EXISTS emails (id TEXT PRIMARY KEY, account_id TEXT, to_address TEXT, subject TEXT, body TEXT, status TEXT)',
+  'CREATE TABLE IF NOT EXISTS emails (id TEXT PRIMARY KEY, account_id TEXT, to_address TEXT, subject TEXT, status TEXT)',
   'CREATE TABLE IF NOT EXISTS verifications (id TEXT PRIMARY KEY, account_id TEXT, email TEXT, verified_at TEXT)',
 ];
 
@@ -269,14 +270,15 @@ export default {
     const ids = batch.messages.map((m) => m.body.id);
     const { results } = await env.DB.prepare(
       `UPDATE emails SET status = 'SENDING' WHERE id IN (SELECT value FROM json_each(?)) AND status IS NULL
-       RETURNING id, to_address, subject, body`,
+       RETURNING id, to_address, subject`,
     )
       .bind(JSON.stringify(ids))
-      .run<{ id: string; to_address: string; subject: string; body: string }>();
+      .run<{ id: string; to_address: string; subject: string }>();
     const smtp = await openSmtp(env);
     try {
       for (const mail of results) {
-        await sendMail(smtp, mail.to_address, `probe.${mail.id}`, mail.subject, mail.body);
+        const body = (await (await env.BODIES.get(mail.id))?.text()) ?? '';
+        await sendMail(smtp, mail.to_address, `probe.${mail.id}`, mail.subject, body);
         await env.DB.prepare("UPDATE emails SET status = 'SENT' WHERE id = ?").bind(mail.id).run();
       }
     } finally {

@@ -162,7 +162,7 @@ export function seedEmails(path, { from, to, largeId, keep }) {
     const e = emailOf(random, account, { n, now, customers: customers(account) });
     email(...e.row);
     for (const r of e.recipients) recipient(e.id, ...r);
-    e.events.forEach((ev, i) => event(e.id, i + 1, ...ev));
+    for (const [i, ev] of e.events.entries()) event(e.id, i + 1, ...ev);
     for (const t of e.tags) tag(e.id, ...e.owner, e.status, ...t);
     for (const [deliveryId, ...rest] of e.deliveries) delivery(deliveryId, account.endpoint, account.id, ...rest);
     for (const s of e.suppressions) suppress(account.id, ...s);

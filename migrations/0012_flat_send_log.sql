@@ -64,7 +64,7 @@ INSERT INTO email_tags_by_email (email_id, name, value, account_id, test, create
   FROM email_tags t JOIN emails e ON e.id = t.email_id;
 DROP TABLE email_tags;
 ALTER TABLE email_tags_by_email RENAME TO email_tags;
-CREATE INDEX email_tags_log ON email_tags(account_id, test, name, value, created_at DESC, email_id, status);
+CREATE INDEX email_tags_log ON email_tags(account_id, test, name, value, created_at DESC, email_id DESC, status);
 
 CREATE TRIGGER emails_status_to_tags AFTER UPDATE OF status ON emails WHEN old.status <> new.status BEGIN
   UPDATE email_tags SET status = new.status WHERE email_id = new.id;

@@ -25,8 +25,10 @@ function matchingIds(owner: EmailOwner, filter: SendLogFilter): Sql & { time: st
     // A recipient's emails (a customer's few) are found by address and sorted: no index holds them in the
     // log's order. An address is one recipient of an email at most (src/mail/compose.ts), so none comes twice.
     const binds: unknown[] = [canonicalAddress(filter.to), owner.accountId, test];
+    // CROSS JOIN keeps the recipient's rows the outer loop: SQLite would otherwise walk the account's emails
+    // in the log's order to skip the sort, and test each one for the recipient.
     let sql = `SELECT e.id, e.created_at FROM email_recipients r INDEXED BY email_recipients_canonical
-      JOIN emails e ON e.id = r.email_id WHERE r.canonical = ? AND e.account_id = ? AND e.test = ?`;
+      CROSS JOIN emails e ON e.id = r.email_id WHERE r.canonical = ? AND e.account_id = ? AND e.test = ?`;
     if (filter.status) {
       sql += ' AND e.status = ?';
       binds.push(filter.status);

@@ -8,13 +8,22 @@
 // 2. Redocly (`redocly.yaml`: recommended rules) and Spectral (`.spectral.yaml`: spectral:oas) lint it;
 //    any error fails the check, warnings are printed.
 // 3. openapi-typescript generates `postcode-api.d.ts` from it, and tsc (module and moduleResolution
-//    NodeNext, strict) checks, next to it, the README's TypeScript examples that import './postcode-api'
-//    (taken from README.md as it is now) and scripts/openapi-client-check.ts.
+//    NodeNext, strict) checks, next to it, the TypeScript examples of README.md and docs/ that import
+//    './postcode-api' (taken from the documents as they are now) and scripts/openapi-client-check.ts.
 // Every step runs even when an earlier one failed, so one run reports everything. `--keep` keeps the
 // temporary directory (the document, the generated types and the checked files) and prints its path.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -240,25 +249,36 @@ function spectral(file) {
   return errors === 0 && result.status === 0;
 }
 
-/** The ```ts blocks of README.md that import the generated types, with the README line each starts at. */
-function readmeExamples() {
-  const lines = readFileSync(join(root, 'README.md'), 'utf8').split('\n');
+/** The documents whose examples are checked: README.md and every file of docs/. */
+const exampleFiles = () => [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+
+/** The ```ts blocks of the documents that import the generated types, with the file and line each starts at. */
+function docExamples() {
   const blocks = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (!/^```(ts|typescript)\s*$/.test(lines[i])) continue;
-    const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
-    if (end === -1) break;
-    const code = lines.slice(i + 1, end);
-    if (code.some((line) => /from\s+['"]\.\/postcode-api(\.js)?['"]/.test(line)))
-      blocks.push({ firstLine: i + 2, code });
-    i = end;
+  for (const file of exampleFiles()) {
+    const lines = readFileSync(join(root, file), 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      if (!/^```(ts|typescript)\s*$/.test(lines[i])) continue;
+      const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
+      if (end === -1) break;
+      const code = lines.slice(i + 1, end);
+      if (code.some((line) => /from\s+['"]\.\/postcode-api(\.js)?['"]/.test(line)))
+        blocks.push({ file, firstLine: i + 2, code });
+      i = end;
+    }
   }
   return blocks;
 }
 
 function clientCheck(documentFile, dir) {
   log(
-    'client: openapi-typescript, then tsc (NodeNext, strict) over the README examples and scripts/openapi-client-check.ts',
+    'client: openapi-typescript, then tsc (NodeNext, strict) over the examples in README.md and docs/ and scripts/openapi-client-check.ts',
   );
   mkdirSync(dir, { recursive: true });
   const generated = run(bin('openapi-typescript'), [documentFile, '-o', join(dir, 'postcode-api.d.ts')]);
@@ -267,19 +287,19 @@ function clientCheck(documentFile, dir) {
     log('openapi-typescript failed');
     return false;
   }
-  const examples = readmeExamples();
+  const examples = docExamples();
   if (examples.length === 0) {
-    log("README.md has no ```ts block that imports from './postcode-api'");
+    log("neither README.md nor docs/ has a ```ts block that imports from './postcode-api'");
     return false;
   }
-  const lineOf = new Map();
-  examples.forEach(({ firstLine, code }, n) => {
-    const name = `readme-example-${n + 1}.ts`;
+  const origin = new Map();
+  examples.forEach(({ file, firstLine, code }, n) => {
+    const name = `doc-example-${n + 1}.ts`;
     writeFileSync(join(dir, name), `${code.join('\n')}\n`);
-    lineOf.set(name, firstLine);
+    origin.set(name, { file, firstLine });
   });
   copyFileSync(join(root, 'scripts/openapi-client-check.ts'), join(dir, 'openapi-client-check.ts'));
-  // What a user of the README has: an ES module package (top-level await), TypeScript with NodeNext,
+  // What a reader of the examples has: an ES module package (top-level await), TypeScript with NodeNext,
   // openapi-fetch and @types/node installed (this project's node_modules).
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ private: true, type: 'module' })}\n`);
   writeFileSync(
@@ -304,11 +324,12 @@ function clientCheck(documentFile, dir) {
   );
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
   const tsc = run(bin('tsc'), ['-p', 'tsconfig.json', '--pretty', 'false'], { cwd: dir });
-  // Report README errors at their README line: readme-example-1.ts(3,7) -> README.md:171:7.
+  // Report an example's errors at its document's line: doc-example-1.ts(3,7) -> docs/architecture.md:171:7.
   const output = `${tsc.stdout}${tsc.stderr}`
     .trim()
-    .replace(/^(readme-example-\d+\.ts)\((\d+),(\d+)\)/gm, (_, name, line, col) => {
-      return `README.md:${lineOf.get(name) + Number(line) - 1}:${col}`;
+    .replace(/^(doc-example-\d+\.ts)\((\d+),(\d+)\)/gm, (_, name, line, col) => {
+      const { file, firstLine } = origin.get(name);
+      return `${file}:${firstLine + Number(line) - 1}:${col}`;
     });
   const errors = output.split('\n').filter((line) => /: error TS\d+:/.test(line));
   if (errors.length) {
@@ -321,7 +342,7 @@ function clientCheck(documentFile, dir) {
     log('tsc summary:');
     for (const [code, count] of codes) process.stdout.write(`  ${String(count).padStart(4)}  ${code}\n`);
   }
-  log(`tsc: ${errors.length} error(s) in ${examples.length} README example(s) and openapi-client-check.ts`);
+  log(`tsc: ${errors.length} error(s) in ${examples.length} documented example(s) and openapi-client-check.ts`);
   return tsc.status === 0;
 }
 

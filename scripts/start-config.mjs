@@ -54,7 +54,7 @@ function parseExtraVars(text, known) {
     if (!/^[A-Z][A-Z0-9_]*$/.test(name)) {
       problems.push(`POSTCODE_EXTRA_VARS: "${entry}" is not NAME:value`);
     } else if (!known.includes(name)) {
-      problems.push(`POSTCODE_EXTRA_VARS: ${name} is not a variable of the Worker (see README, Configuration)`);
+      problems.push(`POSTCODE_EXTRA_VARS: ${name} is not a variable of the Worker (see docs/configuration.md)`);
     } else {
       vars[name] = entry.slice(colon + 1);
     }

@@ -70,7 +70,7 @@ export const otpEvent = (
 /**
  * The event types an account's enabled endpoints want, kept in the isolate: most OTP sends produce an event
  * nobody subscribed to, and then cost no D1 statement. Changing an endpoint drops the entry in the isolate
- * that changed it; other isolates see a new subscription within the cache's TTL (see README, Webhooks).
+ * that changed it; other isolates see a new subscription within the cache's TTL (see docs/webhooks.md).
  */
 const subscriptions = new IsolateCache<Set<string>>();
 

@@ -1,4 +1,4 @@
-// The webhook receiver of README.md ("Webhooks"), taken from the README as written and run with plain Node
+// The webhook receiver of docs/webhooks.md ("A receiver"), taken from the doc as written and run with plain Node
 // against the running service's real, signed deliveries.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -12,13 +12,13 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const service = inject('e2e');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The README's fenced block whose first line starts with `firstLine`. */
-async function readmeBlock(firstLine: string): Promise<string> {
-  const readme = await readFile(join(root, 'README.md'), 'utf8');
-  const block = [...readme.matchAll(/^```\w*\n([\s\S]*?)^```$/gm)]
+/** The fenced block of docs/webhooks.md whose first line starts with `firstLine`. */
+async function docBlock(firstLine: string): Promise<string> {
+  const doc = await readFile(join(root, 'docs/webhooks.md'), 'utf8');
+  const block = [...doc.matchAll(/^```\w*\n([\s\S]*?)^```$/gm)]
     .map((match) => match[1]!)
     .find((body) => body.startsWith(firstLine));
-  if (!block) throw new Error(`README.md has no code block starting with ${firstLine}`);
+  if (!block) throw new Error(`docs/webhooks.md has no code block starting with ${firstLine}`);
   return block;
 }
 
@@ -49,11 +49,11 @@ async function waitForLine(lines: string[], child: ChildProcess, pattern: RegExp
   }
 }
 
-describe('README: the webhook receiver', () => {
+describe('docs/webhooks.md: the webhook receiver', () => {
   it('runs as written with plain Node, takes signed deliveries and refuses a forged one', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'postcode-receiver-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    await writeFile(join(dir, 'receiver.mjs'), await readmeBlock('// receiver.mjs'));
+    await writeFile(join(dir, 'receiver.mjs'), await docBlock('// receiver.mjs'));
     // What `npm install standardwebhooks` gives the reader's directory.
     await symlink(join(root, 'node_modules'), join(dir, 'node_modules'));
 

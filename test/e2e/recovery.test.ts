@@ -11,7 +11,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DEADLINE_MS = 180_000;
 
 // Production's cron runs the sweep every minute; 10 s here only shortens the test (the bound with a
-// one-minute sweep is in README "Delivery guarantees").
+// one-minute sweep is in docs/delivery.md).
 const VARS = {
   OUTBOX_GRACE_SECONDS: '10',
   MAIL_RETRY_BASE_SECONDS: '2',

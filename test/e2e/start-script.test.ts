@@ -90,7 +90,7 @@ describe('npm start', () => {
     const run = await startScript(await stateDir(), { POSTCODE_EXTRA_VARS: 'RATE_MAIL_PER_KY:5,SMTP_PORT=25' });
     expect(await run.exited).not.toBe(0);
     expect(run.lines.filter((line) => line.includes('invalid configuration'))).toEqual([
-      '[postcode] invalid configuration: POSTCODE_EXTRA_VARS: RATE_MAIL_PER_KY is not a variable of the Worker (see README, Configuration)',
+      '[postcode] invalid configuration: POSTCODE_EXTRA_VARS: RATE_MAIL_PER_KY is not a variable of the Worker (see docs/configuration.md)',
       '[postcode] invalid configuration: POSTCODE_EXTRA_VARS: "SMTP_PORT=25" is not NAME:value',
     ]);
   });

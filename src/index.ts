@@ -4,7 +4,8 @@ import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { moveInlineBodies } from './mail/bodies';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
-import { dispatchScheduledMail, type QueuedJob, recoverOverdueMail, releaseHeldMail } from './queue/producer';
+import type { QueuedJob } from './queue/jobs';
+import { dispatchScheduledMail, recoverOverdueMail, releaseHeldMail } from './queue/producer';
 import { deleteExpired } from './retention';
 import { recoverOverdueDeliveries } from './webhooks/deliver';
 

@@ -7,7 +7,7 @@ import { config, defaultSender, otpPepper, requireSmtp, smtpConfig } from '../sr
 import { ApiError } from '../src/errors';
 import worker from '../src/index';
 import { bucketRule } from '../src/limits/rate-limit';
-import type { QueuedJob } from '../src/queue/producer';
+import type { QueuedJob } from '../src/queue/jobs';
 import { expectError, fetchWith, newAccount, uniqueAddress } from './support/api';
 
 /** An env object with only these vars (no bindings: config reads vars and secrets only). */

@@ -1,5 +1,5 @@
 import { IsolateCache } from '../isolate-cache';
-import type { Credential } from './credentials';
+import type { Credential } from './credential';
 
 // Live credentials by token hash, kept in the isolate so that a request does not pay a D1 read for
 // its key. Only found credentials are kept (a key created a moment ago works at once). A revocation

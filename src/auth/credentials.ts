@@ -1,19 +1,10 @@
 import type { Context } from 'hono';
-import { findApiKeyByHash, findOtpTokenByHash, type KeyMode, type Scope } from '../db/credentials';
+import { findApiKeyByHash, findOtpTokenByHash } from '../db/credentials';
 import { ApiError } from '../errors';
+import type { Credential } from './credential';
 import { credentialByHash } from './credential-cache';
 import { sha256Hex } from './crypto';
 import { noteKeyUse } from './key-use';
-
-export type ApiKeyCredential = { kind: 'api_key'; id: string; accountId: string; scopes: Scope[]; mode: KeyMode };
-export type PublicTokenCredential = {
-  kind: 'public_token';
-  id: string;
-  accountId: string;
-  allowedIps: string[];
-  secretHash: string;
-};
-export type Credential = ApiKeyCredential | PublicTokenCredential;
 
 // Our tokens are `pc_key_` / `pc_test_` / `pc_otp_` + base32; anything longer is not ours and is not hashed.
 const BEARER = /^Bearer +([A-Za-z0-9_]{1,128})$/i;

@@ -4,13 +4,8 @@ import { config } from '../config';
 import type { Scope } from '../db/credentials';
 import type { AppEnv, GuardedEnv } from '../env';
 import { ApiError, type ErrorCode } from '../errors';
-import {
-  type ApiKeyCredential,
-  type Credential,
-  clientIp,
-  type PublicTokenCredential,
-  resolveCredential,
-} from './credentials';
+import type { ApiKeyCredential, Credential, PublicTokenCredential } from './credential';
+import { clientIp, resolveCredential } from './credentials';
 import { sha256Hex, timingSafeEqualStrings } from './crypto';
 import { isIpAllowed } from './ip-allowlist';
 

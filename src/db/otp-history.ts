@@ -1,5 +1,5 @@
-import type { OtpChannel } from '../durable-objects/otp-recipient';
 import { newId } from '../ids';
+import type { OtpChannel, VerificationEntry } from '../otp/session';
 import { otpEvent } from '../webhooks/produce';
 import type { D1Reader } from './reads';
 import { deliveriesInsert, insertedIds } from './webhooks';
@@ -14,15 +14,6 @@ const toVerification = (row: Row): OtpVerification => ({
   sentAt: row.sent_at,
   verifiedAt: row.verified_at,
 });
-
-export type VerificationEntry = {
-  accountId: string;
-  channel: OtpChannel;
-  sessionId: string;
-  email: string;
-  sentAt: string;
-  verifiedAt: string;
-};
 
 /**
  * Idempotent: a session has at most one row (a second write of the same session is ignored), and its

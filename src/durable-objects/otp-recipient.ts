@@ -1,7 +1,14 @@
 import { DurableObject } from 'cloudflare:workers';
 import { canonicalAddress } from '../mail/address';
 import { writeSessionFact } from '../otp/facts';
-import type { Language } from '../otp/languages';
+import type {
+  NewOtpSession,
+  OtpChannel,
+  ResendableSession,
+  SessionStatus,
+  VerifyAttempt,
+  VerifyOutcome,
+} from '../otp/session';
 import { AlarmClock, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
 import {
   KEEP_AFTER_EXPIRY_MS,
@@ -12,67 +19,6 @@ import {
   type SessionRow,
 } from './recipient-sessions';
 import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
-
-export type OtpChannel = 'instant' | 'backend' | 'email_verification';
-
-/** How a session's codes are mailed, kept so that a resend looks like the first mail. */
-export type OtpMailSettings = {
-  subject: string;
-  verificationLine?: string;
-  from: { email: string; name: string | null };
-  /** The language of the mail (absent on sessions from before languages: English). */
-  language?: Language;
-  /** The account's saved template the mail is made from (read again for each mail: its text is not kept). */
-  templateId?: string;
-};
-
-export type NewOtpSession = {
-  sessionId: string;
-  accountId: string;
-  channel: OtpChannel;
-  email: string;
-  codeHash: string;
-  digits: number;
-  expiresAt: number;
-  maxAttempts: number;
-  mail: OtpMailSettings;
-  /** HMAC of the one-click link's token (email verification). */
-  linkHash?: string;
-};
-
-/** What a resend needs of a session: its code length, expiry and mail settings (null: none kept). */
-export type ResendableSession = { digits: number; expiresAt: number; mail: OtpMailSettings | null };
-
-export type VerifyAttempt = {
-  sessionId: string;
-  /** null: the hosted page, which has no credential (the channel still has to match). */
-  accountId: string | null;
-  channel: OtpChannel;
-  email: string;
-  codeLength: number;
-  codeHash: string;
-  /** Set: the proof is the one-click link's token (its HMAC), not a code; the session's own address counts. */
-  linkHash?: string;
-};
-
-export type VerifyOutcome =
-  | { result: 'verified'; accountId: string; email: string; sentAt: number; verifiedAt: number }
-  | { result: 'wrong'; attemptsLeft: number; accountId: string; email: string }
-  | { result: 'malformed' }
-  | { result: 'locked'; retryAfterSeconds: number }
-  | { result: 'limited'; decision: RateDecision }
-  | { result: 'expired' }
-  | { result: 'not_found' };
-
-export type SessionStatus = {
-  accountId: string;
-  email: string;
-  status: 'pending' | 'verified' | 'locked' | 'expired';
-  expiresAt: number;
-  verifiedAt: number | null;
-  /** The language of its mail, when the send named one. */
-  language?: Language;
-};
 
 /** The recipient's two limits (decisions.md): codes sent, and wrong codes entered. */
 const SENDS = 'sends';

@@ -4,8 +4,8 @@
 // schema row written on that first call (under send load, the tables' creation was 15 % of the worker
 // thread's CPU samples with five tables and an index, 12 % with these two).
 import { canonicalAddress } from '../mail/address';
+import type { NewOtpSession, OtpChannel, OtpMailSettings } from '../otp/session';
 import { HIT_LOG_TABLE, type SqlExec } from './hit-logs';
-import type { NewOtpSession, OtpChannel, OtpMailSettings } from './otp-recipient';
 
 export type SessionRow = {
   id: string;

@@ -1,9 +1,8 @@
 // Facts of OTP sessions that D1 must learn (a verification's history row and event, a lock's event),
 // kept in the recipient object in the same synchronous step as the fact itself, until D1 has them: the
 // engine writes them at once and settles them here; the object's alarm writes any left behind by a crash.
-import type { VerificationEntry } from '../db/otp-history';
+import type { OtpChannel, VerificationEntry } from '../otp/session';
 import type { SqlExec } from './hit-logs';
-import type { OtpChannel } from './otp-recipient';
 
 export type SessionFact =
   | { kind: 'verified'; entry: VerificationEntry }

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { Credential } from '../auth/credentials';
+import type { Credential } from '../auth/credential';
 import { clientIp } from '../auth/credentials';
 import { config, type RateLimits } from '../config';
 import type { RateDecision, WindowRule } from '../durable-objects/hit-logs';

@@ -3,7 +3,7 @@
 import { ApiError } from '../errors';
 import { readAtMost } from '../streams';
 import { checkOutboundUrl } from './outbound-url';
-import type { OutgoingAttachment } from './smtp';
+import type { OutgoingAttachment } from './outgoing';
 
 export const ATTACHMENT_LIMITS = { count: 20, bytes: 10_000_000 } as const;
 /** How long an attachment URL may take to answer and send its bytes. */

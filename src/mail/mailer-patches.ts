@@ -1,7 +1,7 @@
 // worker-mailer 1.2.1, mended where it falls short of what postcode needs. It stays the SMTP transport;
 // these replace private methods of its classes (checked against the pinned version's source).
 import { WorkerMailer } from 'worker-mailer';
-import type { RecipientRefusal } from './smtp';
+import type { RecipientRefusal } from './outgoing';
 
 /** Every recipient was refused at RCPT TO: there is no one to send DATA to. */
 export class RecipientsRefused extends Error {

@@ -3,8 +3,8 @@
 // build one string), and a 10 MB attachment should not sit in memory three times over. worker-mailer
 // stays the SMTP transport and writes these chunks (see mailer-patches.ts).
 import { addressHeader, customHeader, unstructuredHeader } from './headers';
+import type { OutgoingAttachment, OutgoingMail } from './outgoing';
 import { quotedPrintable } from './quoted-printable';
-import type { OutgoingAttachment, OutgoingMail } from './smtp';
 
 /** Reading an attachment's content failed part-way: the message must not be finished. */
 export class AttachmentReadFailed extends Error {}

@@ -5,7 +5,8 @@
 // SENT: the server accepted the message for it; FAILED: refused for good (5xx), or still waiting when the
 // attempts ran out; SUPPRESSED: on the account's suppression list, skipped. The email is QUEUED while a
 // recipient waits, then SENT if at least one recipient got it, SUPPRESSED if every one was skipped, else FAILED.
-import type { RecipientRefusal, SmtpOutcome } from './smtp';
+import type { RecipientRefusal } from './outgoing';
+import type { SmtpOutcome } from './smtp';
 
 export type RecipientStatus = 'QUEUED' | 'SENT' | 'FAILED' | 'SUPPRESSED' | 'CANCELED';
 /** SCHEDULED waits for its time (nothing sends it before); CANCELED was called off while SCHEDULED. */

@@ -3,36 +3,7 @@ import { WorkerMailer, type WorkerMailerOptions } from 'worker-mailer';
 import type { SmtpConfig } from '../config';
 import { composedMessage, type MailerInternals, oneLine, RecipientsRefused } from './mailer-patches';
 import { AttachmentReadFailed, messageChunks } from './mime';
-
-/** An attachment of an outgoing mail; `open` is called once per attempt (null: its content is gone). */
-export type OutgoingAttachment = {
-  filename: string;
-  contentType: string;
-  /** Set: an inline part with this Content-ID (html refers to it as cid:…). */
-  contentId: string | null;
-  open(): Promise<ReadableStream<Uint8Array> | null>;
-};
-
-/** An email ready for the wire. Addresses, names and headers were validated before they got here. */
-export type OutgoingMail = {
-  from: { email: string; name: string | null };
-  /** The To header: every To recipient as given (none: `undisclosed-recipients:;`). */
-  to: string[];
-  cc?: string[];
-  replyTo?: string[];
-  /** The envelope (RCPT TO) when it is not `to`: Bcc recipients, and a retry only to those still waiting. */
-  envelopeTo?: string[];
-  subject: string;
-  html: string | null;
-  text: string | null;
-  messageId: string;
-  /** Extra headers a sender set (allow-listed names, one-line values). */
-  headers?: Record<string, string>;
-  attachments?: OutgoingAttachment[];
-};
-
-/** A recipient the server refused at RCPT TO (the message still goes to the others). */
-export type RecipientRefusal = { email: string; reply: string; permanent: boolean };
+import type { OutgoingMail, RecipientRefusal } from './outgoing';
 
 /**
  * accepted: the server took the message (250 after DATA) for every recipient not in `refused`.

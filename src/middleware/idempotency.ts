@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { Credential } from '../auth/credentials';
+import type { Credential } from '../auth/credential';
 import { sha256Hex } from '../auth/crypto';
 import { abandonIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey } from '../db/idempotency';
 import type { GuardedEnv } from '../env';

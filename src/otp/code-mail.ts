@@ -4,16 +4,17 @@ import { waitUntil } from 'cloudflare:workers';
 import { config, otpPepper, requireSmtp } from '../config';
 import type { OtpBranding } from '../db/otp-branding';
 import { findTemplate, type Template } from '../db/templates';
-import type { OtpChannel, OtpMailSettings, OtpRecipient } from '../durable-objects/otp-recipient';
+import type { OtpRecipient } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { newLinkToken } from '../ids';
 import type { PendingConnection } from '../mail/smtp';
 import { sendOnce } from '../mail/smtp';
-import type { OtpRetryJob } from '../queue/producer';
+import type { OtpRetryJob } from '../queue/jobs';
 import { otpEvent, recordEvents } from '../webhooks/produce';
 import { brandingOf } from './branding';
 import { generateCode, hashCode } from './codes';
 import { renderOtpMail } from './mail';
+import type { OtpChannel, OtpMailSettings } from './session';
 import { hostedVerifyUrl } from './verify-page';
 
 /** Who is asking: the account and the flavour's channel. */

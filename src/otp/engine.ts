@@ -2,18 +2,17 @@
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
 import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
-import { listVerifications, type VerificationEntry } from '../db/otp-history';
+import { listVerifications } from '../db/otp-history';
 import { replicaReads } from '../db/reads';
 import { findSenderByEmail } from '../db/senders';
 import { findTemplate } from '../db/templates';
-import type { OtpChannel, VerifyOutcome } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../limits/rate-limit';
 import { canonicalAddress } from '../mail/address';
 import { dropConnection, startConnecting } from '../mail/smtp';
-import type { OtpRetryJob, VerificationHistoryJob } from '../queue/producer';
+import type { OtpRetryJob, VerificationHistoryJob } from '../queue/jobs';
 import { brandingOf } from './branding';
 import { linkHashOf, type MailLook, mailCode, mailLookOf, newLink, retryCodeMail } from './code-mail';
 import { generateCode, hashCode } from './codes';
@@ -21,6 +20,7 @@ import { writeSessionFact } from './facts';
 import { historyWritten, writeAfterResponse } from './history-writes';
 import { languageOf } from './languages';
 import { checkOtpMailSize, checkOtpTemplate, defaultOtpSubject } from './mail';
+import type { OtpChannel, VerificationEntry, VerifyOutcome } from './session';
 
 export type OtpSendRequest = {
   email: string;

@@ -1,11 +1,11 @@
 // The hosted email-verification page: plain HTML that works without JavaScript (a form POST);
 // a small script, allowed by a per-response nonce, submits in place and announces the result.
 import type { OtpBranding } from '../db/otp-branding';
-import type { VerifyOutcome } from '../durable-objects/otp-recipient';
 import { escapeHtml } from '../mail/template';
 import { accentColors, parseLogoUrl } from './branding';
 import { helpLine, type Language } from './languages';
 import { pageText, wrongCodeText } from './page-text';
+import type { VerifyOutcome } from './session';
 
 /**
  * The hosted page's address: from PUBLIC_BASE_URL, never from the Host header. With `token`, the one-click

@@ -7,19 +7,16 @@ import { resendOtp } from '../otp/engine';
 import { deliverWebhooks, queueDeliveries } from '../webhooks/deliver';
 import { deliverEmails } from './deliver-email';
 import {
+  type Delivery,
   type JobKind,
   type MailJob,
   type OtpRetryJob,
   type QueuedJob,
+  type Retry,
   readJob,
   type VerificationHistoryJob,
-} from './producer';
+} from './jobs';
 import { retryDelaySeconds } from './retry';
-
-/** A message of the batch and its job, as `readJob` reads it (messages from before kinds included). */
-export type Delivery<J extends MailJob> = { message: Message<unknown>; job: J };
-/** Puts a message back on the queue after the configured backoff. */
-export type Retry = (message: Message<unknown>) => void;
 
 type ByKind = { [K in JobKind]: Delivery<Extract<MailJob, { kind: K }>>[] };
 

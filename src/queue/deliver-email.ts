@@ -8,12 +8,12 @@ import type { Bindings } from '../env';
 import { deleteAttachments, outgoingAttachments } from '../mail/attachments';
 import { readBody } from '../mail/bodies';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
-import { classifySmtpError, type OutgoingMail, SmtpConnection, type SmtpOutcome } from '../mail/smtp';
+import type { OutgoingMail } from '../mail/outgoing';
+import { classifySmtpError, SmtpConnection, type SmtpOutcome } from '../mail/smtp';
 import { simulatedOutcome } from '../mail/test-mode';
 import { queueDeliveries } from '../webhooks/deliver';
 import { emailAttemptEvents } from '../webhooks/produce';
-import type { Delivery } from './consumer';
-import type { EmailJob } from './producer';
+import type { Delivery, EmailJob } from './jobs';
 import { retryDelaySeconds } from './retry';
 
 /**

@@ -1,64 +1,12 @@
 import { waitUntil } from 'cloudflare:workers';
-import type { Mailbox } from '../config';
 import { insertEmails, type StoredEmails } from '../db/email-store';
 import { clearHeld, listHeldEmailIds, type NewEmail } from '../db/emails';
-import type { VerificationEntry } from '../db/otp-history';
 import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from '../db/outbox';
-import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
 import { bodyKeyOf, deleteObjects, storeBodies } from '../mail/bodies';
-import type { Language } from '../otp/languages';
-import { queueDeliveries, type WebhookJob } from '../webhooks/deliver';
-
-// Every job names its kind; the consumer runs one function per kind (src/queue/consumer.ts).
-
-/** The queue carries only the id: the row in D1 is the single source of truth for content and status. */
-export type EmailJob = { kind: 'email'; emailId: string };
-
-/**
- * An OTP mail that could not go out within the request. It carries no code: the retry sets a fresh
- * code on the session and mails that one.
- */
-export type OtpRetryJob = {
-  kind: 'otp-retry';
-  sessionId: string;
-  accountId: string;
-  /** The flavour, for the `otp.sent` event (absent on jobs queued before events existed). */
-  channel?: OtpChannel;
-  email: string;
-  subject: string;
-  verificationLine?: string;
-  digits: number;
-  expiresAt: number;
-  from: Mailbox;
-  /** The mail's language (absent on jobs from before languages: English). */
-  language?: Language;
-  /** The account's saved template the mail is made from. */
-  templateId?: string;
-};
-
-/**
- * The history row of a verification whose D1 write failed during the request (the session was
- * already consumed, so the verify still answered success).
- */
-export type VerificationHistoryJob = { kind: 'otp-history'; entry: VerificationEntry };
-
-/** What the producers send (webhook jobs go on their own queue, `postcode-webhooks`). */
-export type MailJob = EmailJob | OtpRetryJob | VerificationHistoryJob | WebhookJob;
-export type JobKind = MailJob['kind'];
-
-/**
- * What may arrive: messages produced before jobs had kinds are still in flight after a deploy (an
- * email job without `kind`, an OTP retry with `kind: 'otp'`). Read them with `readJob`.
- */
-export type QueuedJob = MailJob | { emailId: string } | (Omit<OtpRetryJob, 'kind'> & { kind: 'otp' });
-
-export function readJob(body: QueuedJob): MailJob {
-  if (!('kind' in body)) return { kind: 'email', emailId: body.emailId };
-  if (body.kind === 'otp') return { ...body, kind: 'otp-retry' };
-  return body;
-}
+import { queueDeliveries } from '../webhooks/deliver';
+import type { EmailJob } from './jobs';
 
 const emailJob = (emailId: string): EmailJob => ({ kind: 'email', emailId });
 

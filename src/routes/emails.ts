@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { ApiKeyCredential } from '../auth/credentials';
+import type { ApiKeyCredential } from '../auth/credential';
 import { mailApi } from '../auth/guards';
 import { requireSmtp } from '../config';
 import { cancelScheduled, reschedule, type ScheduleChange } from '../db/schedule';

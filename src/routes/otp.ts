@@ -1,13 +1,13 @@
 // What the four OTP flavours share: examples, the verify route, and the links a client follows.
 
-import type { Credential } from '../auth/credentials';
+import type { Credential } from '../auth/credential';
 import type { Guard } from '../auth/guards';
-import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { GuardedEnv } from '../env';
 import type { ErrorCode } from '../errors';
 import type { RateLimitCode } from '../limits/rate-limit';
 import { linkTo } from '../openapi/document';
 import { verifyError, verifyOtp } from '../otp/engine';
+import type { OtpChannel } from '../otp/session';
 import { resendBody, verifyBody, verifyResponse } from '../schemas/otp';
 import { json, route, router, type Tag } from './route';
 

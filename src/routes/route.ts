@@ -5,7 +5,7 @@
 import { createRoute, OpenAPIHono, type z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { LinkObject, SchemaObject } from 'openapi3-ts/oas31';
-import type { Credential } from '../auth/credentials';
+import type { Credential } from '../auth/credential';
 import type { Guard } from '../auth/guards';
 import type { AppEnv, GuardedEnv } from '../env';
 import type { ErrorCode } from '../errors';

@@ -1,7 +1,7 @@
 // Webhook endpoints of an account (any API key; a key subscribes only to events of its scopes), their
 // delivery log, a test event and manual retries.
 
-import type { ApiKeyCredential } from '../auth/credentials';
+import type { ApiKeyCredential } from '../auth/credential';
 import { anyApiKey } from '../auth/guards';
 import { config } from '../config';
 import { insertTestDelivery, listDeliveries, resetDelivery, type WebhookDelivery } from '../db/webhook-deliveries';

@@ -9,10 +9,7 @@ import {
   recordDeliveryAttempt,
 } from '../db/webhook-deliveries';
 import type { Bindings } from '../env';
-import type { Delivery } from '../queue/consumer';
-
-/** A queue message of `postcode-webhooks`: the id only; D1 holds the payload and the state. */
-export type WebhookJob = { kind: 'webhook'; deliveryId: string };
+import type { Delivery, WebhookJob } from '../queue/jobs';
 
 const TIMEOUT_MS = 10_000;
 /** The lease covers one POST (10 s timeout) and its record. */

@@ -2,11 +2,11 @@
 // recording events that have no transaction of their own to join.
 import type { EmailRecord } from '../db/emails';
 import { deliveriesInsert, insertedIds, subscribedEventTypes } from '../db/webhooks';
-import type { OtpChannel } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { nowIso } from '../ids';
 import { IsolateCache } from '../isolate-cache';
 import type { AttemptResult, Recipient } from '../mail/outcome';
+import type { OtpChannel } from '../otp/session';
 import { queueDeliveries } from './deliver';
 import type { EmailEventData, WebhookEvent } from './events';
 

@@ -1,8 +1,8 @@
 // The isolate's credential cache: bounded age, no refresh by use, unknown tokens never kept, and a
 // revocation drops entries (also one whose lookup was in flight).
 import { describe, expect, it } from 'vitest';
+import type { Credential } from '../../src/auth/credential';
 import { credentialByHash, forgetCredential } from '../../src/auth/credential-cache';
-import type { Credential } from '../../src/auth/credentials';
 import { ISOLATE_CACHE_TTL_MS as TTL } from '../../src/isolate-cache';
 
 const key = (id: string): Credential => ({

@@ -3,8 +3,8 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { NewOtpSession } from '../../src/durable-objects/otp-recipient';
 import { newSessionId, sessionObjectIdOf } from '../../src/ids';
+import type { NewOtpSession } from '../../src/otp/session';
 import { call, expectError, newAccount, uniqueAddress } from '../support/api';
 import { KEEP_AFTER_EXPIRY_MS, SESSION_ID, sendAndRead, sessionStub, wrongCode } from '../support/otp';
 import type { OtpSent } from '../support/responses';

@@ -3,8 +3,8 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { OtpMailSettings } from '../../src/durable-objects/otp-recipient';
 import { newSessionId } from '../../src/ids';
+import type { OtpMailSettings } from '../../src/otp/session';
 import { newAccount, uniqueAddress } from '../support/api';
 import { newWebhook, waitForEvents } from '../support/webhooks';
 

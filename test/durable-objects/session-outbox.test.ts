@@ -3,8 +3,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { NewOtpSession } from '../../src/durable-objects/otp-recipient';
 import { newSessionId } from '../../src/ids';
+import type { NewOtpSession } from '../../src/otp/session';
 import { call, codeFromInbox, eventually, newAccount, uniqueAddress } from '../support/api';
 import type { OtpSent } from '../support/responses';
 import { newWebhook, receivedAt, waitForEvents } from '../support/webhooks';

@@ -1,8 +1,8 @@
 // The DATA payload postcode writes (src/mail/mime.ts): structure, line rules, encodings, streamed attachments.
 import { describe, expect, it } from 'vitest';
 import { messageChunks } from '../../src/mail/mime';
+import type { OutgoingAttachment, OutgoingMail } from '../../src/mail/outgoing';
 import { quotedPrintable } from '../../src/mail/quoted-printable';
-import type { OutgoingAttachment, OutgoingMail } from '../../src/mail/smtp';
 
 const BASE: OutgoingMail = {
   from: { email: 'from@example.com', name: 'Sender' },

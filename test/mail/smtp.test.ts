@@ -4,7 +4,8 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SmtpConfig } from '../../src/config';
 import { type MailerInternals, replyEnd } from '../../src/mail/mailer-patches';
-import { type OutgoingMail, SmtpConnection } from '../../src/mail/smtp';
+import type { OutgoingMail } from '../../src/mail/outgoing';
+import { SmtpConnection } from '../../src/mail/smtp';
 import { uniqueAddress, waitForInbox } from '../support/api';
 
 type Security = SmtpConfig['security'];

@@ -7,7 +7,7 @@ import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
-import type { QueuedJob } from '../../src/queue/producer';
+import type { QueuedJob } from '../../src/queue/jobs';
 import { deleteExpired } from '../../src/retention';
 import { eventually, newAccount, UNLIMITED, uniqueAddress } from '../support/api';
 import { runJobs } from '../support/delivery';

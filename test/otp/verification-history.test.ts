@@ -4,9 +4,9 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { VerificationEntry } from '../../src/db/otp-history';
 import worker from '../../src/index';
-import type { MailJob } from '../../src/queue/producer';
+import type { VerificationEntry } from '../../src/otp/session';
+import type { MailJob } from '../../src/queue/jobs';
 import { call, eventually, expectError, newAccount, uniqueAddress } from '../support/api';
 import { sendAndRead } from '../support/otp';
 

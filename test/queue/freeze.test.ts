@@ -4,7 +4,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findEmail } from '../../src/db/emails';
 import worker from '../../src/index';
-import type { MailJob } from '../../src/queue/producer';
+import type { MailJob } from '../../src/queue/jobs';
 import { admin, call, inbox, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
 import type { EmailDetail, QueuedEmail } from '../support/responses';
 

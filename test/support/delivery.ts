@@ -6,7 +6,7 @@ import type { NewEmail } from '../../src/db/emails';
 import { newId } from '../../src/ids';
 import worker from '../../src/index';
 import { storeBodies } from '../../src/mail/bodies';
-import type { QueuedJob } from '../../src/queue/producer';
+import type { QueuedJob } from '../../src/queue/jobs';
 
 /**
  * Stores a QUEUED email (SCHEDULED with `scheduledAt`), its body in R2, without producing a queue message, so only our batches

@@ -2,8 +2,8 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
-import type { OtpChannel } from '../../src/durable-objects/otp-recipient';
 import { newSessionId, sessionObjectIdOf } from '../../src/ids';
+import type { OtpChannel } from '../../src/otp/session';
 import { call, codeFromInbox } from './api';
 import type { LegacyOtpSent, OtpSent } from './responses';
 

@@ -25,7 +25,7 @@ export type Config = {
   smtp: SmtpConfig | null;
   /** The sender of mail that names none (MAIL_FROM). */
   sender: Mailbox;
-  /** Hits per window of each rate-limit bucket (the windows are in src/limits/rate-limit.ts). */
+  /** Hits per window of each rate-limit bucket (the windows are in src/middleware/rate-limit.ts). */
   limits: {
     mailPerKey: number;
     mailPerIp: number;

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { config, defaultSender, otpPepper, requireSmtp, smtpConfig } from '../src/config';
 import { ApiError } from '../src/errors';
 import worker from '../src/index';
-import { bucketRule } from '../src/limits/rate-limit';
+import { bucketRule } from '../src/middleware/rate-limit';
 import type { QueuedJob } from '../src/queue/jobs';
 import { expectError, fetchWith, newAccount, uniqueAddress } from './support/api';
 

@@ -75,7 +75,7 @@ describe('query parameters on every declared route', () => {
     expect(page.headers.get('Content-Type')).toMatch(/^text\/html/);
   });
 
-  it('a typo in a filter no longer returns the whole send log', async () => {
+  it('a typo in a filter is refused, not read as no filter', async () => {
     const res = await call('GET', '/api/v1/emails?stauts=FAILED', { token: account.mailKey });
     expectError(res, 400, 'INVALID_INPUT');
     expect(res.json.error.details).toEqual([{ path: 'stauts', message: 'unknown query parameter' }]);
@@ -122,7 +122,7 @@ const declaredPaths = [...new Set(routes.map((route) => route.path))].map((path)
   return { path, route: declared[0]!, allow: methods.includes('GET') ? [...methods, 'HEAD'] : methods };
 });
 
-/** A fixed path a `{param}` path would also match: where a wrong method used to reach the param route. */
+/** A fixed path a `{param}` path would also match: where a wrong method could reach the param route. */
 const matchesParamPath = (fixed: string) =>
   declaredPaths.some(({ path }) => {
     if (!path.includes('{')) return false;

@@ -1,8 +1,8 @@
 // Attachments: which files are refused, how their bytes are read when an email is accepted (base64 or an
 // https URL), and where they wait for delivery (R2, one object per attachment; the queue carries ids only).
 import { ApiError } from '../errors';
+import { checkOutboundUrl } from '../net/outbound-url';
 import { readAtMost } from '../streams';
-import { checkOutboundUrl } from './outbound-url';
 import type { OutgoingAttachment } from './outgoing';
 
 export const ATTACHMENT_LIMITS = { count: 20, bytes: 10_000_000 } as const;

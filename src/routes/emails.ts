@@ -5,10 +5,10 @@ import { requireSmtp } from '../config';
 import { cancelScheduled, reschedule, type ScheduleChange } from '../db/schedule';
 import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
-import { countHits } from '../limits/rate-limit';
 import { deleteAttachments } from '../mail/attachments';
 import type { Sender } from '../mail/compose';
 import { acceptEmails, queuedView } from '../mail/submit';
+import { countHits } from '../middleware/rate-limit';
 import { linksFilling } from '../openapi/document';
 import { dispatchIfDueSoon } from '../queue/producer';
 import {

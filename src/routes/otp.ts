@@ -4,7 +4,7 @@ import type { Credential } from '../auth/credential';
 import type { Guard } from '../auth/guards';
 import type { GuardedEnv } from '../env';
 import type { ErrorCode } from '../errors';
-import type { RateLimitCode } from '../limits/rate-limit';
+import type { RateLimitCode } from '../middleware/rate-limit';
 import { linkTo } from '../openapi/document';
 import { verifyError, verifyOtp } from '../otp/engine';
 import type { OtpChannel } from '../otp/session';

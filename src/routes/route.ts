@@ -9,8 +9,8 @@ import type { Credential } from '../auth/credential';
 import type { Guard } from '../auth/guards';
 import type { AppEnv, GuardedEnv } from '../env';
 import type { ErrorCode } from '../errors';
-import { type RateLimitCode, type RouteLimit, rateLimit } from '../limits/rate-limit';
 import { IDEMPOTENCY_KEY_PATTERN, withIdempotency } from '../middleware/idempotency';
+import { type RateLimitCode, type RouteLimit, rateLimit } from '../middleware/rate-limit';
 import { errorResponses, headerRef, operationId } from '../openapi/document';
 import { declaredQueryOnly, invalidInput, MAX_JSON_BODY_BYTES, readJsonBody } from '../validation';
 

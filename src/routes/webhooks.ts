@@ -16,7 +16,7 @@ import {
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, newWebhookSecret } from '../ids';
-import { checkOutboundUrl } from '../mail/outbound-url';
+import { checkOutboundUrl } from '../net/outbound-url';
 import { linksFilling, linkTo } from '../openapi/document';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';

@@ -157,7 +157,7 @@ describe('queue consumer: jobs from before kinds (messages in flight at a deploy
     expect(result.explicitAcks).toEqual(['msg-0-otp']);
     expect(result.retryMessages).toEqual([]);
     const fresh = await codeFromInbox(email, 6, 2);
-    // Every code mailed for a session stays valid until it expires (issue 15): the retry adds one.
+    // Every code mailed for a session stays valid until it expires: the retry adds one.
     const hashes = await runInDurableObject(sessionStub(sent.sessionId), (_instance, state) =>
       String(state.storage.sql.exec('SELECT code_hash FROM otp_sessions WHERE id = ?', sent.sessionId).one().code_hash),
     );

@@ -1,6 +1,6 @@
 // Where postcode may post or fetch (webhook URLs, attachment paths): the rules on the URL itself.
 import { describe, expect, it } from 'vitest';
-import { checkOutboundUrl } from '../../src/mail/outbound-url';
+import { checkOutboundUrl } from '../../src/net/outbound-url';
 
 const NOT_PUBLIC = 'must not point at a private, loopback or link-local address';
 const LOCAL_NAME = 'must not name a local host (localhost, *.local, *.internal, *.home.arpa or a single label)';

@@ -7,7 +7,7 @@ import { IDEMPOTENCY_TTL_MS } from './db/idempotency';
 import { deleteEmails, deleteExpiredRows, type ExpiringRows, findExpiredEmails } from './db/retention';
 import type { Bindings } from './env';
 import { nowIso } from './ids';
-import { deleteObjects } from './mail/bodies';
+import { deleteObjects } from './mail/objects';
 
 /** Emails per transaction (with their recipients, events, tags and attachments: about ten rows each). */
 export const RETENTION_EMAIL_BATCH = 200;

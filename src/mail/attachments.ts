@@ -3,6 +3,7 @@
 import { ApiError } from '../errors';
 import { checkOutboundUrl } from '../net/outbound-url';
 import { readAtMost } from '../streams';
+import { deleteObjects } from './objects';
 import type { OutgoingAttachment } from './outgoing';
 
 export const ATTACHMENT_LIMITS = { count: 20, bytes: 10_000_000 } as const;
@@ -144,9 +145,11 @@ export async function storeAttachments(bucket: R2Bucket, attachments: LoadedAtta
   );
 }
 
-export async function deleteAttachments(bucket: R2Bucket, metas: AttachmentMeta[]): Promise<void> {
-  if (metas.length > 0) await bucket.delete(metas.map((m) => m.key));
-}
+export const deleteAttachments = (bucket: R2Bucket, metas: AttachmentMeta[]) =>
+  deleteObjects(
+    bucket,
+    metas.map((m) => m.key),
+  );
 
 /** The attachments of a stored email as the SMTP layer reads them: streamed from R2 at send time. */
 export function outgoingAttachments(bucket: R2Bucket, metas: AttachmentMeta[]): OutgoingAttachment[] {

@@ -22,14 +22,6 @@ export async function storeBodies(bucket: R2Bucket, emails: (EmailBody & { id: s
   );
 }
 
-/** R2 deletes at most this many keys per call. */
-const R2_DELETE_KEYS = 1_000;
-
-/** Deletes objects (bodies or attachments) by key, any number of them. */
-export async function deleteObjects(bucket: R2Bucket, keys: string[]): Promise<void> {
-  for (let i = 0; i < keys.length; i += R2_DELETE_KEYS) await bucket.delete(keys.slice(i, i + R2_DELETE_KEYS));
-}
-
 /** A body that R2 does not have: the email cannot be sent (nothing will bring it back). */
 export class BodyMissing extends Error {
   constructor(key: string) {

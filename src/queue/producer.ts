@@ -4,7 +4,8 @@ import { clearHeld, listHeldEmailIds, type NewEmail } from '../db/emails';
 import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from '../db/outbox';
 import type { Bindings } from '../env';
 import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
-import { bodyKeyOf, deleteObjects, storeBodies } from '../mail/bodies';
+import { bodyKeyOf, storeBodies } from '../mail/bodies';
+import { deleteObjects } from '../mail/objects';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { EmailJob } from './jobs';
 

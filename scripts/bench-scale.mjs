@@ -13,6 +13,7 @@ import { FOREIGN_CORES_LIMIT, log, sequential, settle } from './bench/load.mjs';
 import { cpuWindow } from './bench/proc.mjs';
 import { scaleOperations } from './bench/scale-ops.mjs';
 import { d1File, footprint, seedAccounts, seedEmails } from './bench/seed.mjs';
+import { seedBodies } from './bench/seed-bodies.mjs';
 import { randomSource } from './bench/seed-content.mjs';
 import * as services from './bench/services.mjs';
 
@@ -131,6 +132,7 @@ async function main() {
     const path = d1File(stateDir);
     const smallKey = seedAccounts(path, ready, `http://127.0.0.1:${WEBHOOK_PORT}/hook`);
     const sample = reservoir(SAMPLE_SIZE);
+    const bodiesWritten = new Set();
     const results = {};
     const rows = {};
     const timings = [];
@@ -140,6 +142,12 @@ async function main() {
       const added = seedEmails(path, { from: seeded, to: size, largeId: ready.accountId, keep: sample.keep });
       for (const [table, count] of Object.entries(added)) rows[table] = (rows[table] ?? 0) + count;
       seeded = size;
+      // The sample's emails are the ones the detail reads whole, body included.
+      await seedBodies(
+        stateDir,
+        sample.items.map((item) => item.id),
+        bodiesWritten,
+      );
       const seedSeconds = seconds(seedStart);
       log(`${size} emails: seeded ${added.emails} more in ${seedSeconds.toFixed(0)} s`);
       const startStart = performance.now();

@@ -107,9 +107,8 @@ function accountsOf(db, largeId) {
 /**
  * Adds emails `from`…`to - 1` (their number decides the seed, so growing 10k → 100k adds the difference).
  * `keep(id, canonical)` sees every final live email of the large account (the bench samples them). Returns
- * the rows written per table. Each row names its body in R2 as the app stores it, but the bodies are not
- * written: the bench measures D1, and only delivery reads a body (seeded mail is finished, or scheduled
- * days after the bench). The counters' triggers run as the rows go in.
+ * the rows written per table. Each row names its body in R2 as the app stores it; only the bodies the
+ * detail reads are written (scripts/bench/seed-bodies.mjs). The counters' triggers run as the rows go in.
  */
 export function seedEmails(path, { from, to, largeId, keep }) {
   const db = new DatabaseSync(path, { enableForeignKeyConstraints: false });

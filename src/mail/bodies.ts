@@ -1,6 +1,6 @@
 // Email bodies live in R2 (binding BODIES), one JSON object per email under its id: a 30 KB html body in a
 // D1 row would make the database hold a few hundred thousand emails, and every read of a row pay for it.
-// Only delivery reads a body back (the send log and the detail do not show it).
+// Delivery reads a body back to send it, the detail to show it; the send log never does.
 import { listInlineBodies, markBodiesMoved } from '../db/emails';
 
 export type EmailBody = { html: string | null; text: string | null };
@@ -29,12 +29,18 @@ export class BodyMissing extends Error {
   }
 }
 
-/** The body of an email for sending; throws `BodyMissing` when R2 has none under its key. */
-export async function readBody(bucket: R2Bucket, source: BodySource): Promise<EmailBody> {
+/** The body of an email, or null when R2 has none under its key. */
+export async function findBody(bucket: R2Bucket, source: BodySource): Promise<EmailBody | null> {
   if (source.bodyKey === null) return { html: source.html, text: source.text };
   const object = await bucket.get(source.bodyKey);
-  if (object === null) throw new BodyMissing(source.bodyKey);
-  return (await object.json()) as EmailBody;
+  return object === null ? null : ((await object.json()) as EmailBody);
+}
+
+/** The body of an email for sending; throws `BodyMissing` when R2 has none under its key. */
+export async function readBody(bucket: R2Bucket, source: BodySource): Promise<EmailBody> {
+  const body = await findBody(bucket, source);
+  if (body === null) throw new BodyMissing(source.bodyKey!);
+  return body;
 }
 
 /** Inline bodies moved per scheduled run: ~33 KB each, so a run writes a few MB to R2 at most. */

@@ -2,6 +2,7 @@ import { mailApi } from '../auth/guards';
 import { readOwnWrite, replicaReads } from '../db/reads';
 import { findEmailDetail, listEmails } from '../db/send-log';
 import { ApiError } from '../errors';
+import { findBody } from '../mail/bodies';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageRequest } from '../schemas/common';
 import { emailDetailResponse, emailIdParam, emailListResponse, sendLogQuery } from '../schemas/emails';
@@ -52,6 +53,8 @@ const EMAIL_DETAIL_EXAMPLE = {
   replyTo: ['support@example.com'],
   subject: 'Your receipt',
   messageId: '<em_5kq2x7cu3ypmx4ndzv2a@example.com>',
+  html: '<p>Thanks, Ada! Your receipt is attached.</p>',
+  text: 'Thanks, Ada! Your receipt is attached.',
   tags: [{ name: 'category', value: 'receipt' }],
   headers: { 'X-Entity-Ref-ID': 'order-1234' },
   attachments: [{ filename: 'receipt.pdf', contentType: 'application/pdf', size: 48213 }],
@@ -86,7 +89,7 @@ const getEmail = route({
   path: '/api/v1/emails/{emailId}',
   tag: 'Mail',
   summary: 'One email with its recipients and timeline',
-  description: `Each recipient has its own status (\`reply\` when the server refused it); \`events\` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. ${RETENTION_NOTE.emails} A deleted email answers 404.`,
+  description: `The email as sent, its body included (\`html\`, \`text\`; a template's rendered with its vars). Each recipient has its own status (\`reply\` when the server refused it); \`events\` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. ${RETENTION_NOTE.emails} A deleted email answers 404.`,
   guard: mailApi,
   limit: { bucket: 'read' },
   params: emailIdParam,
@@ -117,6 +120,7 @@ export const sendLogRoutes = router()
     const found = await readOwnWrite(c.env.DB, (db) => findEmailDetail(db, owner, emailId));
     if (!found) throw new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
     const { email, recipients, events } = found;
+    const body = await findBody(c.env.BODIES, email);
     return c.json(
       {
         success: true as const,
@@ -130,6 +134,8 @@ export const sendLogRoutes = router()
           replyTo: email.replyTo,
           subject: email.subject,
           messageId: email.messageId,
+          ...(body?.html != null ? { html: body.html } : {}),
+          ...(body?.text != null ? { text: body.text } : {}),
           tags: email.tags,
           headers: email.headers,
           attachments: email.attachments.map((a) => ({

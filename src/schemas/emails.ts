@@ -140,6 +140,10 @@ export const emailDetailResponse = envelope(
     replyTo: z.array(z.string()),
     subject: z.string(),
     messageId: z.string(),
+    html: z.string().optional().openapi({
+      description: 'The html body as sent (a template rendered with its vars); absent when the email has none',
+    }),
+    text: z.string().optional().openapi({ description: 'The plain-text body as sent; absent when the email has none' }),
     tags: z.array(z.object({ name: z.string(), value: z.string() })),
     headers: z.record(z.string(), z.string()),
     attachments: z.array(

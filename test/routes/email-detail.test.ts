@@ -1,7 +1,10 @@
 // GET /api/v1/emails/{emailId} (one email, whole) and the send log's filters (route 2).
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { bodyKeyOf } from '../../src/mail/bodies';
 import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../support/api';
-import type { EmailDetail, EmailList, QueuedEmail } from '../support/responses';
+import type { EmailDetail, EmailList, QueuedEmail, TemplateQueued } from '../support/responses';
+import { createTemplate } from '../support/templates';
 
 const queue = async (mailKey: string, body: object) => {
   const res = await call<QueuedEmail>('POST', '/api/v1/emails', { token: mailKey, body });
@@ -27,6 +30,7 @@ describe('GET /api/v1/emails/{emailId}', () => {
       replyTo: [],
       subject: 'Receipt',
       messageId: expect.stringMatching(new RegExp(`^<${id}@`)),
+      text: 'x',
       tags: [],
       headers: {},
       attachments: [],
@@ -41,6 +45,40 @@ describe('GET /api/v1/emails/{emailId}', () => {
       ],
     });
     expect(Date.parse(res.json.data.sentAt!)).toBeGreaterThanOrEqual(Date.parse(res.json.data.createdAt));
+  });
+
+  it('the body as sent: read back from storage, a template rendered with its vars', async () => {
+    const { mailKey } = await newAccount();
+    const html = `<p>${'Thanks for your order. '.repeat(1500)}</p>`;
+    const inline = await queue(mailKey, { to: uniqueAddress('body'), subject: 'Long', html });
+    const template = await createTemplate(mailKey, {
+      subject: 'Hi {{name}}',
+      htmlBody: '<p>Dear {{name}}</p>',
+      textBody: 'Dear {{ name }}',
+    });
+    const sent = await call<TemplateQueued>('POST', '/api/v1/templates/send', {
+      token: mailKey,
+      body: { to: uniqueAddress('body'), templateId: template.id, vars: { name: '<Ann>' } },
+    });
+    const detail = async (id: string) =>
+      (await call<EmailDetail>('GET', `/api/v1/emails/${id}`, { token: mailKey })).json.data;
+    const long = await detail(inline);
+    expect(long.html).toBe(html);
+    expect('text' in long).toBe(false);
+    const rendered = await detail(sent.json.data.id);
+    expect(rendered).toMatchObject({ subject: 'Hi <Ann>', text: 'Dear <Ann>' });
+    expect(rendered.html).toContain('<p>Dear &lt;Ann&gt;</p>');
+  });
+
+  it('a body missing from storage leaves html and text out and the rest of the detail intact', async () => {
+    const { mailKey } = await newAccount();
+    const id = await queue(mailKey, { to: uniqueAddress('lost'), subject: 'Lost', html: '<p>x</p>', text: 'x' });
+    await env.BODIES.delete(bodyKeyOf(id));
+    const res = await call<EmailDetail>('GET', `/api/v1/emails/${id}`, { token: mailKey });
+    expect(res.status).toBe(200);
+    expect(res.json.data).toMatchObject({ id, subject: 'Lost' });
+    expect(Object.keys(res.json.data)).not.toContain('html');
+    expect(Object.keys(res.json.data)).not.toContain('text');
   });
 
   it('a refused email keeps the last reply', async () => {

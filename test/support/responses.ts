@@ -42,6 +42,8 @@ export type EmailDetail = {
   replyTo: string[];
   subject: string;
   messageId: string;
+  html?: string;
+  text?: string;
   tags: { name: string; value: string }[];
   headers: Record<string, string>;
   attachments: { filename: string; contentType: string; contentId?: string; size: number }[];

@@ -21,6 +21,11 @@ const workersProject = (name: string, include: string[]) => ({
           STARTTLS_INBOX_URL: inject('starttlsInboxUrl'),
           TLS_SMTP_PORT: String(inject('tlsSmtpPort')),
           TLS_INBOX_URL: inject('tlsInboxUrl'),
+          AUTH_SMTP_PORT: String(inject('authSmtpPort')),
+          AUTH_INBOX_URL: inject('authInboxUrl'),
+          HELO_SMTP_PORT: String(inject('heloSmtpPort')),
+          MAILDEV_SMTP_PORT: String(inject('maildevSmtpPort')),
+          MAILDEV_URL: inject('maildevUrl'),
           WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
           FILE_SERVER_URL: inject('fileServerUrl'),
           // The receiver listens on http://127.0.0.1 (production accepts only public https).

@@ -13,7 +13,9 @@ export type SmtpConfig = {
   port: number;
   security: SmtpSecurity;
   credentials?: { username: string; password: string };
-  /** Upper bound for any single SMTP exchange: worker-mailer can hang on a dead socket. */
+  /** The name postcode gives in EHLO/HELO: SMTP_EHLO_NAME, else the domain of MAIL_FROM. */
+  ehloName: string;
+  /** Upper bound for any single SMTP exchange (connecting, each message), so a silent server costs no more. */
   timeoutMs: number;
 };
 
@@ -111,12 +113,21 @@ const httpUrl = z.string().refine((raw) => {
 
 const securities = ['tls', 'starttls', 'none'] as const;
 
+/** A host name as EHLO takes it (RFC 5321 §4.1.2 Domain): dot-separated letters, digits and hyphens. */
+const hostName = z
+  .string()
+  .regex(/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, {
+    error: 'expected a host name such as mail.example.com',
+  });
+
 function smtpOf(vars: {
   SMTP_HOST?: string;
   SMTP_PORT?: number;
   SMTP_SECURE: SmtpSecurity;
   SMTP_USERNAME?: string;
   SMTP_PASSWORD?: string;
+  SMTP_EHLO_NAME?: string;
+  MAIL_FROM: Mailbox;
 }): SmtpConfig | null {
   if (!vars.SMTP_HOST) return null;
   return {
@@ -124,6 +135,7 @@ function smtpOf(vars: {
     port: vars.SMTP_PORT ?? DEFAULT_PORTS[vars.SMTP_SECURE],
     security: vars.SMTP_SECURE,
     credentials: vars.SMTP_USERNAME ? { username: vars.SMTP_USERNAME, password: vars.SMTP_PASSWORD ?? '' } : undefined,
+    ehloName: vars.SMTP_EHLO_NAME ?? vars.MAIL_FROM.email.slice(vars.MAIL_FROM.email.lastIndexOf('@') + 1),
     timeoutMs: SMTP_TIMEOUT_MS,
   };
 }
@@ -135,6 +147,7 @@ const schema = z
     SMTP_SECURE: withDefault(z.enum(securities, { error: `expected one of ${securities.join(', ')}` }), 'starttls'),
     SMTP_USERNAME: optional(z.string()),
     SMTP_PASSWORD: z.preprocess(emptySecret, z.string().optional()),
+    SMTP_EHLO_NAME: optional(hostName),
     MAIL_FROM: withDefault(mailbox, DEFAULT_SENDER),
     PUBLIC_BASE_URL: optional(httpUrl),
     ADMIN_TOKEN: z.preprocess(emptySecret, z.string().optional()),

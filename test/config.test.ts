@@ -39,6 +39,7 @@ const ALL_VARS = [
   'SMTP_SECURE',
   'SMTP_USERNAME',
   'SMTP_PASSWORD',
+  'SMTP_EHLO_NAME',
   'MAIL_FROM',
   'PUBLIC_BASE_URL',
   'ADMIN_TOKEN',
@@ -96,6 +97,13 @@ describe('config: unset and empty values', () => {
     expect(portOf('')).toMatchObject({ security: 'starttls', port: 587, timeoutMs: 15_000, credentials: undefined });
   });
 
+  it('the EHLO name defaults to the domain of MAIL_FROM (of the default sender without one)', () => {
+    const ehloOf = (more: Record<string, string>) => smtpConfig(vars({ SMTP_HOST: 'smtp.example.com', ...more }))!;
+    expect(ehloOf({ MAIL_FROM: 'Shop <orders@shop.example.com>' }).ehloName).toBe('shop.example.com');
+    expect(ehloOf({}).ehloName).toBe('postcode.invalid');
+    expect(ehloOf({ SMTP_EHLO_NAME: ' ' }).ehloName).toBe('postcode.invalid');
+  });
+
   it('SMTP is null when SMTP_HOST is empty, whatever else is set: requireSmtp answers 503 SMTP_NOT_CONFIGURED', () => {
     const noHost = vars({ SMTP_HOST: ' ', SMTP_PORT: '2525', SMTP_SECURE: 'tls', SMTP_USERNAME: 'user' });
     expect(smtpConfig(noHost)).toBeNull();
@@ -125,6 +133,7 @@ describe('config: valid values', () => {
         SMTP_SECURE: 'tls',
         SMTP_USERNAME: ' mailer ',
         SMTP_PASSWORD: ' secret ',
+        SMTP_EHLO_NAME: 'mta-1.example.net',
         MAIL_FROM: 'Example Mail <mail@example.com>',
         PUBLIC_BASE_URL: 'https://verify.example.com',
         ADMIN_TOKEN: 'admin',
@@ -151,6 +160,7 @@ describe('config: valid values', () => {
         port: 2525,
         security: 'tls',
         credentials: { username: 'mailer', password: ' secret ' },
+        ehloName: 'mta-1.example.net',
         timeoutMs: 15_000,
       },
       sender: { email: 'mail@example.com', name: 'Example Mail' },
@@ -216,6 +226,8 @@ describe('config: present but invalid values throw, naming the variable', () => 
     ['SMTP_PORT', '0', 'expected a whole number >= 1 and <= 65535'],
     ['SMTP_PORT', '65536', 'expected a whole number >= 1 and <= 65535'],
     ['SMTP_SECURE', 'ssl', 'expected one of tls, starttls, none'],
+    ['SMTP_EHLO_NAME', 'mail example.com', 'expected a host name such as mail.example.com'],
+    ['SMTP_EHLO_NAME', '-mail.example.com', 'expected a host name such as mail.example.com'],
     ['MAIL_FROM', 'postcode', 'expected an address or `Name <address>`'],
     ['MAIL_FROM', 'Bad "Name" <a@example.com>', 'expected an address or `Name <address>`'],
     ['PUBLIC_BASE_URL', 'verify.example.com', 'expected an absolute http(s) URL'],

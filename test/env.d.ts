@@ -7,7 +7,7 @@ declare global {
       INBOX_URL: string;
       /** A TCP port that accepts connections and never greets (test/support/node/smtp-sink.ts). */
       SILENT_SMTP_PORT: string;
-      /** A second sink that hides PIPELINING, and its inbox (test/support/node/smtp-sink.ts). */
+      /** A second sink that offers no PIPELINING, 8BITMIME or SMTPUTF8, and its inbox (test/support/node/smtp-sink.ts). */
       LOCKSTEP_SMTP_PORT: string;
       LOCKSTEP_INBOX_URL: string;
       /** A pipelining server that answers DATA with 354 after every RCPT TO was refused. */
@@ -17,6 +17,14 @@ declare global {
       STARTTLS_INBOX_URL: string;
       TLS_SMTP_PORT: string;
       TLS_INBOX_URL: string;
+      /** A sink that requires AUTH LOGIN (relay-user), and its inbox. */
+      AUTH_SMTP_PORT: string;
+      AUTH_INBOX_URL: string;
+      /** An old server: EHLO unknown, HELO answered, no extensions. */
+      HELO_SMTP_PORT: string;
+      /** maildev with TLS from the first byte and AUTH (PLAIN) required; its web API lists what arrived. */
+      MAILDEV_SMTP_PORT: string;
+      MAILDEV_URL: string;
       /** The webhook receiver (test/support/node/webhook-receiver.ts). */
       WEBHOOK_RECEIVER_URL: string;
       /** Attachment files served over http (test/support/node/file-server.ts). */

@@ -3,6 +3,7 @@
 // delivery alone (mails queued ahead, scheduled for one moment).
 import nodemailer from 'nodemailer';
 import { CONNECTIONS } from './load.mjs';
+import { cpuWindow } from './proc.mjs';
 import { SMTP_PORT } from './services.mjs';
 
 export const json = (token) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
@@ -80,14 +81,18 @@ export async function deliveryRound(baseUrl, ready, sink, count) {
  * one. Messages become visible up to a second after it (the delay is in whole seconds), which counts
  * against delivery.
  */
-export async function scheduledDeliveryRound(baseUrl, ready, sink, count, leadSeconds) {
+export async function scheduledDeliveryRound(baseUrl, ready, sink, count, leadSeconds, workerRoot) {
   await waitForQuiet(sink);
   await sink.reset();
   const dueAt = Date.now() + leadSeconds * 1000;
   const ids = await queueMails(baseUrl, ready, count, { scheduledAt: new Date(dueAt).toISOString() });
   if (Date.now() > dueAt - 1000) throw new Error(`queueing ${count} mails took more than ${leadSeconds - 1} s`);
+  // The worker's CPU from just before the mails fall due until the last one arrived: delivery's alone.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, dueAt - 500 - Date.now())));
+  const window = cpuWindow(workerRoot);
   const { doneAt, lost, duplicated } = await awaitDelivery(sink, ids, count);
-  return { mailsPerSecond: ids.length / ((doneAt - dueAt) / 1000), lost, duplicated };
+  const cpuMsPerMail = (window.stop().workerCpuSeconds * 1000) / ids.length;
+  return { mailsPerSecond: ids.length / ((doneAt - dueAt) / 1000), lost, duplicated, cpuMsPerMail };
 }
 
 /** The baseline: a pooled nodemailer client sending `count` mails to the same server. */

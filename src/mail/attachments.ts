@@ -157,6 +157,7 @@ export function outgoingAttachments(bucket: R2Bucket, metas: AttachmentMeta[]): 
     filename: meta.filename,
     contentType: meta.contentType,
     contentId: meta.contentId,
+    size: meta.size,
     open: async () => (await bucket.get(meta.key))?.body ?? null,
   }));
 }

@@ -1,7 +1,6 @@
 // Header values as RFC 5322 and RFC 2047 want them on the wire: lines folded at 78 characters where
 // possible (never over 998), non-ASCII text as encoded words of at most 75 characters, and encoded words
-// never inside quotes. worker-mailer takes these values as they are (its `headers` option wins over its
-// own From/To/Subject), so it stays the SMTP transport only.
+// never inside quotes. mime.ts writes the header block from these values.
 
 const MAX_LINE = 78;
 /**
@@ -56,7 +55,7 @@ function fold(name: string, tokens: string[]): string {
     line += ` ${token}`;
   }
   lines.push(line);
-  // The value only: worker-mailer writes `${name}: ${value}`.
+  // The value only: the header block writes `${name}: ${value}`.
   return lines.join('\r\n').slice(name.length + 2);
 }
 

@@ -1,7 +1,7 @@
 // The message as it goes over DATA: headers, the text and html parts, and attachments streamed from their
 // source as base64. Our own writer, because no maintained MIME library for Workers streams parts (they
-// build one string), and a 10 MB attachment should not sit in memory three times over. worker-mailer
-// stays the SMTP transport and writes these chunks (see mailer-patches.ts).
+// build one string), and a 10 MB attachment should not sit in memory three times over. The SMTP client
+// (smtp/connection.ts) writes these chunks as they come.
 import { addressHeader, customHeader, unstructuredHeader } from './headers';
 import type { OutgoingAttachment, OutgoingMail } from './outgoing';
 import { quotedPrintable } from './quoted-printable';

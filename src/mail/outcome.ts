@@ -6,7 +6,7 @@
 // attempts ran out; SUPPRESSED: on the account's suppression list, skipped. The email is QUEUED while a
 // recipient waits, then SENT if at least one recipient got it, SUPPRESSED if every one was skipped, else FAILED.
 import type { RecipientRefusal } from './outgoing';
-import type { SmtpOutcome } from './smtp';
+import type { SmtpOutcome } from './smtp/connection';
 
 export type RecipientStatus = 'QUEUED' | 'SENT' | 'FAILED' | 'SUPPRESSED' | 'CANCELED';
 /** SCHEDULED waits for its time (nothing sends it before); CANCELED was called off while SCHEDULED. */

@@ -7,6 +7,8 @@ export type OutgoingAttachment = {
   contentType: string;
   /** Set: an inline part with this Content-ID (html refers to it as cid:…). */
   contentId: string | null;
+  /** Bytes of the content (before base64). */
+  size: number;
   open(): Promise<ReadableStream<Uint8Array> | null>;
 };
 

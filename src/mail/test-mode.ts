@@ -1,7 +1,7 @@
 // Test keys (`pc_test_…`): their mail runs the whole pipeline — validation, the send log, events, webhooks —
 // but never opens SMTP. Two recipients simulate what a real server could answer.
 import type { RecipientRefusal } from './outgoing';
-import type { SmtpOutcome } from './smtp';
+import type { SmtpOutcome } from './smtp/connection';
 
 export const TEST_RECIPIENTS = {
   /** Refused for good at RCPT TO (550): the recipient ends FAILED. */

@@ -10,7 +10,7 @@ import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { canonicalAddress } from '../mail/address';
-import { dropConnection, startConnecting } from '../mail/smtp';
+import { dropConnection, startConnecting } from '../mail/smtp/send-once';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../middleware/rate-limit';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/jobs';
 import { brandingOf } from './branding';

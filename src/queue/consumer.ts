@@ -2,7 +2,7 @@
 import { config } from '../config';
 import { recordVerification } from '../db/otp-history';
 import type { Bindings } from '../env';
-import { classifySmtpError, type SmtpOutcome } from '../mail/smtp';
+import { classifySmtpError, type SmtpOutcome } from '../mail/smtp/connection';
 import { resendOtp } from '../otp/engine';
 import { deliverWebhooks, queueDeliveries } from '../webhooks/deliver';
 import { deliverEmails } from './deliver-email';

@@ -9,7 +9,7 @@ import { deleteAttachments, outgoingAttachments } from '../mail/attachments';
 import { readBody } from '../mail/bodies';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import type { OutgoingMail } from '../mail/outgoing';
-import { classifySmtpError, SmtpConnection, type SmtpOutcome } from '../mail/smtp';
+import { classifySmtpError, SmtpConnection, type SmtpOutcome } from '../mail/smtp/connection';
 import { simulatedOutcome } from '../mail/test-mode';
 import { queueDeliveries } from '../webhooks/deliver';
 import { emailAttemptEvents } from '../webhooks/produce';
@@ -118,8 +118,9 @@ export async function deliverEmails(
         } catch (error) {
           outcome = classifySmtpError(error);
         }
-        if (outcome.kind === 'transient') {
-          await connection?.close();
+        // A transient failure, or a session out of step: the next message gets a new connection.
+        if (connection && (outcome.kind === 'transient' || !connection.usable)) {
+          await connection.close();
           connection = null;
         }
         const result = settleAttempt(skipped.recipients, outcome, email.attempts + 1 >= retry.maxAttempts);

@@ -1,4 +1,4 @@
-// RFC 5322 line lengths and RFC 2047 encoded words: the header values we hand to worker-mailer, and the
+// RFC 5322 line lengths and RFC 2047 encoded words: the header values mime.ts writes, and the
 // raw message as it reaches a real SMTP server.
 import { describe, expect, it } from 'vitest';
 import { addressHeader, encodedWords, unstructuredHeader } from '../../src/mail/headers';

@@ -31,6 +31,7 @@ const file = (filename: string, contentType: string, contentId: string | null = 
   filename,
   contentType,
   contentId,
+  size: 0,
   open: async () => null, // messageChunks takes opened contents; open() is the SMTP layer's business
 });
 

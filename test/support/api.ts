@@ -162,6 +162,10 @@ export type ReceivedMail = {
   html: string | null;
   /** The message as it crossed the wire. */
   raw: string;
+  /** The name the client gave in EHLO (or HELO). */
+  helo: string;
+  /** The user the client authenticated as, or null. */
+  user: string | null;
 };
 
 /** Mail the test SMTP server (or the sink at `inboxUrl`) accepted for this recipient. */

@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startFileServer } from './file-server';
+import { startMaildev } from './maildev';
 import { startLenientServer, startSilentServer, startSmtpSink } from './smtp-sink';
 import { testCertificate } from './test-ca';
 import { startWebhookReceiver } from './webhook-receiver';
@@ -16,10 +17,18 @@ declare module 'vitest' {
     starttlsInboxUrl: string;
     tlsSmtpPort: number;
     tlsInboxUrl: string;
+    authSmtpPort: number;
+    authInboxUrl: string;
+    heloSmtpPort: number;
+    maildevSmtpPort: number;
+    maildevUrl: string;
     webhookReceiverUrl: string;
     fileServerUrl: string;
   }
 }
+
+/** What the relays that require AUTH take (not a secret: test servers on 127.0.0.1). */
+const RELAY_CREDENTIALS = { username: 'relay-user', password: 'pässwörd 1' };
 
 export default async function setup(project: TestProject) {
   const sink = await startSmtpSink();
@@ -27,7 +36,7 @@ export default async function setup(project: TestProject) {
   project.provide('inboxUrl', sink.inboxUrl);
   const silent = await startSilentServer();
   project.provide('silentSmtpPort', silent.port);
-  const lockstep = await startSmtpSink({ pipelining: false });
+  const lockstep = await startSmtpSink({ plain: true });
   project.provide('lockstepSmtpPort', lockstep.smtpPort);
   project.provide('lockstepInboxUrl', lockstep.inboxUrl);
   const lenient = await startLenientServer();
@@ -40,6 +49,15 @@ export default async function setup(project: TestProject) {
   const implicitTls = await startSmtpSink({ tls: { ...certificate, implicit: true } });
   project.provide('tlsSmtpPort', implicitTls.smtpPort);
   project.provide('tlsInboxUrl', implicitTls.inboxUrl);
+  // AUTH LOGIN only (maildev below offers PLAIN, over TLS); the credentials are the tests' (smtp.test.ts).
+  const auth = await startSmtpSink({ auth: { methods: ['LOGIN'], ...RELAY_CREDENTIALS } });
+  project.provide('authSmtpPort', auth.smtpPort);
+  project.provide('authInboxUrl', auth.inboxUrl);
+  const helo = await startLenientServer({ ehlo: false });
+  project.provide('heloSmtpPort', helo.port);
+  const maildev = await startMaildev(RELAY_CREDENTIALS);
+  project.provide('maildevSmtpPort', maildev.smtpPort);
+  project.provide('maildevUrl', maildev.webUrl);
   const receiver = await startWebhookReceiver();
   project.provide('webhookReceiverUrl', receiver.url);
   const files = await startFileServer();
@@ -51,6 +69,9 @@ export default async function setup(project: TestProject) {
     await lenient.close();
     await starttls.close();
     await implicitTls.close();
+    await auth.close();
+    await helo.close();
+    await maildev.close();
     await receiver.close();
     await files.close();
   };

@@ -24,6 +24,10 @@ export type ReceivedMail = {
   html: string | null;
   /** The message as it crossed the wire (after the DATA dot-unstuffing), to check header lines. */
   raw: string;
+  /** The name the client gave in EHLO (or HELO). */
+  helo: string;
+  /** The user the client authenticated as (AUTH), or null. */
+  user: string | null;
   receivedAt: string;
 };
 
@@ -53,9 +57,10 @@ export async function startSilentServer(): Promise<{ port: number; close(): Prom
  * reject550 and takes every message. Senders script other faults: nodata* gets 554 to DATA, hangup550*
  * gets 550 to MAIL FROM and the connection closed, silentdata* gets no answer to its message (the server
  * goes quiet mid-exchange). It offers STARTTLS and answers it with a 220 followed
- * by an injected plaintext reply (no TLS ever starts).
+ * by an injected plaintext reply (no TLS ever starts), and takes messages up to SIZE 100000. With
+ * `ehlo: false` it is an old server: EHLO is an unknown command, HELO is answered, no extension is offered.
  */
-export async function startLenientServer(): Promise<{ port: number; close(): Promise<void> }> {
+export async function startLenientServer({ ehlo = true } = {}): Promise<{ port: number; close(): Promise<void> }> {
   const server = createNetServer((socket) => {
     let buffer = '';
     let inData = false;
@@ -79,7 +84,9 @@ export async function startLenientServer(): Promise<{ port: number; close(): Pro
         if (eol === -1) break;
         const line = buffer.slice(0, eol).toUpperCase();
         buffer = buffer.slice(eol + 2);
-        if (line.startsWith('EHLO')) replies += '250-lenient\r\n250-STARTTLS\r\n250 PIPELINING\r\n';
+        if (line.startsWith('EHLO') && !ehlo) replies += '502 5.5.1 command not recognized\r\n';
+        else if (line.startsWith('EHLO'))
+          replies += '250-lenient\r\n250-SIZE 100000\r\n250-STARTTLS\r\n250 PIPELINING\r\n';
         else if (line === 'STARTTLS') replies += '220 go ahead\r\n250-injected\r\n250 PIPELINING\r\n';
         else if (line.startsWith('MAIL') && line.includes('<HANGUP550'))
           return socket.end(`${replies}550 5.7.1 go away\r\n`);
@@ -106,15 +113,18 @@ export async function startLenientServer(): Promise<{ port: number; close(): Pro
 }
 
 /**
- * `pipelining: false` hides PIPELINING from EHLO, so clients send one command per round trip. `tls` offers
- * STARTTLS with that key and certificate, or with `implicit` speaks TLS from the first byte.
+ * `plain: true` offers none of PIPELINING, 8BITMIME and SMTPUTF8, so clients send one command per round
+ * trip. `tls` offers STARTTLS with that key and certificate, or with `implicit` speaks TLS from the first
+ * byte. `auth` requires AUTH with these mechanisms and credentials (over plaintext too: tests only).
  */
 export async function startSmtpSink({
-  pipelining = true,
+  plain = false,
   tls,
+  auth,
 }: {
-  pipelining?: boolean;
+  plain?: boolean;
   tls?: { key: Buffer; cert: Buffer; implicit: boolean };
+  auth?: { methods: string[]; username: string; password: string };
 } = {}): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   const seen = new Map<string, number>();
@@ -125,14 +135,27 @@ export async function startSmtpSink({
   };
 
   const smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: tls && !tls.implicit ? ['AUTH'] : ['STARTTLS', 'AUTH'],
+    authOptional: !auth,
+    ...(auth
+      ? {
+          authMethods: auth.methods,
+          allowInsecureAuth: true,
+          onAuth(credentials, _session, callback) {
+            const good = credentials.username === auth.username && credentials.password === auth.password;
+            if (!good) return callback(Object.assign(new Error('5.7.8 Bad credentials'), { responseCode: 535 }));
+            callback(null, { user: credentials.username });
+          },
+        }
+      : {}),
+    disabledCommands: [...(tls && !tls.implicit ? [] : ['STARTTLS']), ...(auth ? [] : ['AUTH'])],
     ...(tls ? { key: tls.key, cert: tls.cert, secure: tls.implicit } : {}),
     // No reverse DNS lookup of the client: this machine has no network to ask.
     disableReverseLookup: true,
     logger: false,
     size: 10 * 1024 * 1024,
-    hidePIPELINING: !pipelining,
+    hidePIPELINING: plain,
+    hide8BITMIME: plain,
+    hideSMTPUTF8: plain,
     onMailFrom(address, _session, callback) {
       if (address.address.toLowerCase().startsWith('mailfrom550')) {
         return callback(Object.assign(new Error('5.7.1 Sender refused'), { responseCode: 550 }));
@@ -178,6 +201,8 @@ export async function startSmtpSink({
           text: parsed.text ?? '',
           html: typeof parsed.html === 'string' ? parsed.html : null,
           raw: raw.toString('utf8'),
+          helo: session.hostNameAppearsAs,
+          user: typeof session.user === 'string' ? session.user : null,
           receivedAt: new Date().toISOString(),
         });
         callback();

@@ -1,12 +1,12 @@
-// The SMTP client against real servers: smtp-server with PIPELINING offered and hidden, behind STARTTLS
-// and implicit TLS, and a lenient server with scripted faults.
+// Messages over the SMTP client against real servers: smtp-server with PIPELINING offered and with no
+// extensions, behind STARTTLS and implicit TLS, and a lenient server with scripted faults. Setting the
+// session up (EHLO, HELO, STARTTLS, AUTH, maildev) is in session.test.ts.
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SmtpConfig } from '../../src/config';
-import { type MailerInternals, replyEnd } from '../../src/mail/mailer-patches';
-import type { OutgoingMail } from '../../src/mail/outgoing';
-import { SmtpConnection } from '../../src/mail/smtp';
-import { uniqueAddress, waitForInbox } from '../support/api';
+import type { SmtpConfig } from '../../../src/config';
+import type { OutgoingMail } from '../../../src/mail/outgoing';
+import { SmtpConnection } from '../../../src/mail/smtp/connection';
+import { uniqueAddress, waitForInbox } from '../../support/api';
 
 type Security = SmtpConfig['security'];
 
@@ -14,6 +14,7 @@ const server = (port: string, security: Security = 'none'): SmtpConfig => ({
   host: '127.0.0.1',
   port: Number(port),
   security,
+  ehloName: 'mail.postcode.test',
   timeoutMs: 5_000,
 });
 
@@ -36,13 +37,12 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
 });
 
-const pipelining = (connection: SmtpConnection) =>
-  (connection as unknown as { mailer: MailerInternals }).mailer.supportsPipelining;
+const pipelining = (connection: SmtpConnection) => connection.pipelining;
 
 const SERVERS = [
   { name: 'PIPELINING offered', port: () => env.SMTP_PORT, inbox: () => env.INBOX_URL, pipelined: true },
   {
-    name: 'PIPELINING hidden',
+    name: 'no PIPELINING, 8BITMIME or SMTPUTF8',
     port: () => env.LOCKSTEP_SMTP_PORT,
     inbox: () => env.LOCKSTEP_INBOX_URL,
     pipelined: false,
@@ -159,6 +159,23 @@ describe('SmtpConnection, a pipelining server with scripted faults (lenient)', (
     const outcome = await connection.send(mail([uniqueAddress('good')], 'silentdata@example.com'));
     expect(outcome).toEqual({ kind: 'transient', reply: 'timeout after 500 ms while sending', refused: [] });
     expect(Date.now() - started).toBeLessThan(2_000);
+    // The session is out of step now: the connection says so instead of sending into it.
+    expect(connection.usable).toBe(false);
+    expect(await connection.send(mail([uniqueAddress('good')]))).toMatchObject({
+      kind: 'transient',
+      reply: expect.stringMatching(/closed after a failure/),
+    });
+  });
+
+  it('a message larger than the SIZE the server names: permanent, not sent, and the next one goes through', async () => {
+    const connection = await connect(env.LENIENT_SMTP_PORT);
+    const big = { ...mail([uniqueAddress('good')]), text: 'x'.repeat(200_000) };
+    expect(await connection.send(big)).toEqual({
+      kind: 'permanent',
+      reply: expect.stringMatching(/^552 5\.3\.4 the message \(about \d+ bytes\) is larger than .*SIZE 100000/),
+      refused: [],
+    });
+    expect(await connection.send(mail([uniqueAddress('good')]))).toEqual({ kind: 'accepted', refused: [] });
   });
 
   it('STARTTLS answered with more than its 220: the connection is refused before anything else is read', async () => {
@@ -173,19 +190,5 @@ describe('SmtpConnection.open', () => {
     const opening = SmtpConnection.open({ ...server(env.SILENT_SMTP_PORT), timeoutMs: 300 });
     await expect(opening).rejects.toThrow('timeout after 300 ms while connecting');
     expect(Date.now() - started).toBeLessThan(1_500);
-  });
-});
-
-describe('replyEnd', () => {
-  it('finds the end of the first complete reply', () => {
-    expect(replyEnd('250 ok\r\n354 go\r\n')).toBe(8);
-    expect(replyEnd('250-one\r\n250-two\r\n250 three\r\n250 next\r\n')).toBe(29);
-    expect(replyEnd('250 ok\n')).toBe(7);
-  });
-
-  it('returns -1 while the reply is incomplete', () => {
-    expect(replyEnd('')).toBe(-1);
-    expect(replyEnd('250 o')).toBe(-1);
-    expect(replyEnd('250-one\r\n250-two\r\n')).toBe(-1);
   });
 });

@@ -1,0 +1,231 @@
+// Messages over an SMTP session: the envelope (pipelined where the server offers it), each recipient's
+// answer, the message postcode composed (mime.ts) and the server's verdict on it, as an outcome.
+import type { SmtpConfig } from '../../config';
+import { AttachmentReadFailed, messageChunks } from '../mime';
+import type { OutgoingMail, RecipientRefusal } from '../outgoing';
+import { ConnectionClosed, oneLine, type Reply } from './replies';
+import { HandshakeFailed, SmtpSession, SmtpTimeout } from './session';
+import { estimatedSize } from './size';
+
+/**
+ * accepted: the server took the message (250 after DATA) for every recipient not in `refused`.
+ * permanent: a 5xx reply. transient: 4xx, network fault or timeout; the message may be retried (a
+ * timeout after the final "." can mean the server took it, which is why every email keeps one
+ * Message-ID). `refused` lists the recipients refused at RCPT TO before the outcome (empty if none).
+ */
+export type SmtpOutcome =
+  | { kind: 'accepted'; refused?: RecipientRefusal[] }
+  | { kind: 'permanent'; reply: string; refused?: RecipientRefusal[] }
+  | { kind: 'transient'; reply: string; refused?: RecipientRefusal[] };
+
+export type SmtpFailure = Exclude<SmtpOutcome, { kind: 'accepted' }>;
+
+/**
+ * Sending a message with attachments may take longer than one SMTP exchange (10 MB over a slow relay); the
+ * delivery lease (60 s) still covers a connect (15 s) and such a send.
+ */
+const ATTACHMENT_SEND_TIMEOUT_MS = 40_000;
+const CLOSE_TIMEOUT_MS = 2_000;
+/** Small pieces of the message are gathered into writes of up to 64 KiB: one write for an ordinary message. */
+const WRITE_SIZE = 64 * 1024;
+
+/**
+ * An error's outcome: a failed session set-up, a timeout or an attachment that could not be read is
+ * transient (the route or the moment failed, not the message); otherwise the reply code it names decides.
+ */
+export function classifySmtpError(error: unknown): SmtpFailure {
+  const message = error instanceof Error ? error.message : String(error);
+  const reply = oneLine(message);
+  if (error instanceof SmtpTimeout || error instanceof HandshakeFailed || error instanceof AttachmentReadFailed) {
+    return { kind: 'transient', reply };
+  }
+  const code = message.match(/(?:^|\s)([245]\d\d)(?:[ -]|$)/m)?.[1];
+  return { kind: code?.startsWith('5') ? 'permanent' : 'transient', reply };
+}
+
+/**
+ * A 5xx refuses the message for good, except 530 (authentication required): that is about the session
+ * (credentials missing or not accepted), and the message may go once the route is put right.
+ */
+const isPermanent = (reply: Reply) => reply.code >= 500 && reply.code !== 530;
+
+const failure = (reply: Reply, refused: RecipientRefusal[], what = ''): SmtpFailure => ({
+  kind: isPermanent(reply) ? 'permanent' : 'transient',
+  reply: oneLine(`${what}${reply.text}`),
+  refused,
+});
+
+/** One SMTP connection; send several messages over it, one at a time, then close. */
+export class SmtpConnection {
+  /** The recipients refused at RCPT TO in the message being sent (kept when a later step fails). */
+  private refused: RecipientRefusal[] = [];
+
+  private constructor(
+    private readonly session: SmtpSession,
+    private readonly config: SmtpConfig,
+  ) {}
+
+  static async open(config: SmtpConfig): Promise<SmtpConnection> {
+    return new SmtpConnection(await SmtpSession.open(config), config);
+  }
+
+  /** The server offers PIPELINING (after STARTTLS, as the second EHLO said). */
+  get pipelining(): boolean {
+    return this.session.capabilities.pipelining;
+  }
+
+  /** False once a failure or a timeout left the session in an unknown state (the socket is gone). */
+  get usable(): boolean {
+    return this.session.usable;
+  }
+
+  async send(mail: OutgoingMail): Promise<SmtpOutcome> {
+    if (!this.usable)
+      return { kind: 'transient', reply: 'the SMTP connection was closed after a failure', refused: [] };
+    const attachments = mail.attachments ?? [];
+    const contents: ReadableStream<Uint8Array>[] = [];
+    for (const attachment of attachments) {
+      const content = await attachment.open();
+      if (!content) {
+        await Promise.all(contents.map((c) => c.cancel().catch(() => undefined)));
+        return { kind: 'permanent', reply: `attachment ${attachment.filename}: content no longer available` };
+      }
+      contents.push(content);
+    }
+    const ms = attachments.length > 0 ? ATTACHMENT_SEND_TIMEOUT_MS : this.config.timeoutMs;
+    this.refused = [];
+    try {
+      return await this.session.bounded(ms, 'sending', () => this.transaction(mail, contents));
+    } catch (error) {
+      // A dropped connection, a late reply, a message that could not be read: the session is out of step.
+      this.session.abort();
+      return { ...classifySmtpError(error), refused: this.refused };
+    } finally {
+      // Content not sent (every recipient refused, a failure): let its source go.
+      await Promise.all(contents.map((c) => (c.locked ? undefined : c.cancel().catch(() => undefined))));
+    }
+  }
+
+  /**
+   * MAIL FROM, every RCPT TO and DATA: in one write where the server offers PIPELINING (their replies read
+   * in order), else one at a time, stopping after a refused sender or before DATA when no recipient is
+   * left. Every reply is read before the outcome, so the session stays in step; a refused transaction is
+   * reset (RSET) for the next message.
+   */
+  private async transaction(mail: OutgoingMail, contents: ReadableStream<Uint8Array>[]): Promise<SmtpOutcome> {
+    const { capabilities } = this.session;
+    const recipients = mail.envelopeTo ?? mail.to;
+    const size = estimatedSize(mail);
+    if (capabilities.size !== null && size > capabilities.size) {
+      const reply = `552 5.3.4 the message (about ${size} bytes) is larger than the server takes (SIZE ${capabilities.size})`;
+      return { kind: 'permanent', reply, refused: [] };
+    }
+    // Bounces are not asked for (DSN): the envelope sender is not a mailbox postcode reads.
+    const notify = capabilities.dsn ? ' NOTIFY=NEVER' : '';
+    const commands = [
+      `MAIL FROM:<${mail.from.email}>${capabilities.size !== null ? ` SIZE=${size}` : ''}`,
+      ...recipients.map((email) => `RCPT TO:<${email}>${notify}`),
+      'DATA',
+    ];
+    const replies = capabilities.pipelining ? await this.pipelined(commands) : await this.lockstep(commands);
+    const [mailReply, ...rest] = replies;
+    const dataReply = rest[recipients.length];
+    if (mailReply!.code !== 250) {
+      // After a refused MAIL FROM, the RCPT replies (503, bad sequence) say nothing about the recipients.
+      if (dataReply?.code === 354) await this.endEmptyMessage();
+      await this.reset();
+      return failure(mailReply!, [], `${commands[0]} refused: `);
+    }
+    const refused = rest
+      .slice(0, recipients.length)
+      .flatMap((reply, i) =>
+        reply.code === 250 || reply.code === 251
+          ? []
+          : [{ email: recipients[i]!, reply: oneLine(reply.text), permanent: isPermanent(reply) }],
+      );
+    this.refused = refused;
+    if (refused.length === recipients.length) {
+      // A server may answer a pipelined DATA with 354 although nothing can be delivered: end it empty.
+      if (dataReply?.code === 354) await this.endEmptyMessage();
+      await this.reset();
+      // A transient refusal decides: the message may still reach that recipient later.
+      const deciding = refused.find((r) => !r.permanent) ?? refused[0]!;
+      return { kind: deciding.permanent ? 'permanent' : 'transient', reply: deciding.reply, refused };
+    }
+    if (dataReply?.code !== 354) {
+      await this.reset();
+      return failure(dataReply ?? { code: 451, text: 'no reply to DATA' }, refused, 'DATA refused: ');
+    }
+    const verdict = await this.writeMessage(messageChunks(mail, contents));
+    if (verdict.code !== 250) {
+      await this.reset();
+      return failure(verdict, refused);
+    }
+    return { kind: 'accepted', refused };
+  }
+
+  private async pipelined(commands: string[]): Promise<Reply[]> {
+    await this.session.write(commands.map((command) => `${command}\r\n`).join(''));
+    const replies: Reply[] = [];
+    for (const _command of commands) {
+      try {
+        replies.push(await this.session.read());
+      } catch (error) {
+        // A server may hang up after refusing the sender: that refusal decides, not the closed connection.
+        if (error instanceof ConnectionClosed && replies[0] !== undefined && replies[0].code !== 250) {
+          this.session.abort();
+          break;
+        }
+        throw error;
+      }
+    }
+    return replies;
+  }
+
+  private async lockstep(commands: string[]): Promise<Reply[]> {
+    const replies: Reply[] = [];
+    for (const [index, command] of commands.entries()) {
+      if (command === 'DATA' && replies.slice(1).every((r) => r.code !== 250 && r.code !== 251)) break;
+      const reply = await this.session.command(command);
+      replies.push(reply);
+      if (index === 0 && reply.code !== 250) break;
+    }
+    return replies;
+  }
+
+  /** The message, chunk by chunk (attachments stream from R2), then the server's verdict on it. */
+  private async writeMessage(chunks: AsyncIterable<string>): Promise<Reply> {
+    let pending = '';
+    for await (const chunk of chunks) {
+      pending += chunk;
+      if (pending.length >= WRITE_SIZE) {
+        await this.session.write(pending);
+        pending = '';
+      }
+    }
+    if (pending) await this.session.write(pending);
+    return this.session.read();
+  }
+
+  private async endEmptyMessage(): Promise<void> {
+    await this.session.write('.\r\n');
+    await this.session.read();
+  }
+
+  /** RSET after a refused transaction; a session that cannot even reset is dropped. */
+  private async reset(): Promise<void> {
+    if (!this.usable) return;
+    const reply = await this.session.command('RSET').catch(() => null);
+    if (reply?.code !== 250) this.session.abort();
+  }
+
+  /** After a failure the session state is unknown: drop the socket. */
+  abort(): void {
+    this.session.abort();
+  }
+
+  /** QUIT (bounded), then the socket goes. */
+  async close(): Promise<void> {
+    await this.session.quit(CLOSE_TIMEOUT_MS);
+  }
+}

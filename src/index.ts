@@ -2,9 +2,8 @@ import { buildApp } from './app';
 import { config } from './config';
 import { getSettings } from './db/settings';
 import type { Bindings } from './env';
-import { moveInlineBodies } from './mail/bodies';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
-import type { QueuedJob } from './queue/jobs';
+import type { MailJob } from './queue/jobs';
 import { dispatchScheduledMail, recoverOverdueMail, releaseHeldMail } from './queue/producer';
 import { deleteExpired } from './retention';
 import { recoverOverdueDeliveries } from './webhooks/deliver';
@@ -18,8 +17,8 @@ export default {
     else await deliverMailBatch(batch, env);
   },
   // Every minute: held mail goes out if an unfreeze was interrupted; scheduled mail coming due is queued;
-  // overdue mail and webhook deliveries are queued again. Then retention deletes what expired, and bodies
-  // still inline in old rows move to R2 (bounded amounts per run, after the sweeps so they never delay them).
+  // overdue mail and webhook deliveries are queued again. Then retention deletes what expired (bounded
+  // amounts per run, after the sweeps so it never delays them).
   async scheduled(_controller, env) {
     if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
     await dispatchScheduledMail(env);
@@ -27,9 +26,8 @@ export default {
     await recoverOverdueMail(env, graceSeconds);
     await recoverOverdueDeliveries(env, graceSeconds);
     await deleteExpired(env);
-    await moveInlineBodies(env.DB, env.BODIES);
   },
-} satisfies ExportedHandler<Bindings, QueuedJob>;
+} satisfies ExportedHandler<Bindings, MailJob>;
 
 export { OtpRecipient } from './durable-objects/otp-recipient';
 export { RateCounter } from './durable-objects/rate-counter';

@@ -7,6 +7,7 @@ import { IDEMPOTENCY_TTL_MS } from './db/idempotency';
 import { deleteEmails, deleteExpiredRows, type ExpiringRows, findExpiredEmails } from './db/retention';
 import type { Bindings } from './env';
 import { nowIso } from './ids';
+import { bodyKeyOf } from './mail/bodies';
 import { deleteObjects } from './mail/objects';
 
 /** Emails per transaction (with their recipients, events, tags and attachments: about ten rows each). */
@@ -54,7 +55,7 @@ async function deleteEmailsBefore(env: Bindings, cutoff: string): Promise<number
     // The files go first: should deleting the rows fail, the next run finds the emails again (deleting a
     // missing key does nothing), where the other order could leave files that nothing points at.
     await deleteObjects(env.ATTACHMENTS, expired.objectKeys);
-    await deleteObjects(env.BODIES, expired.bodyKeys);
+    await deleteObjects(env.BODIES, expired.ids.map(bodyKeyOf));
     if (expired.ids.length > 0) deleted += await deleteEmails(env.DB, expired.ids, cutoff);
     if (expired.ids.length < RETENTION_EMAIL_BATCH) break;
   }

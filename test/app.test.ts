@@ -1,6 +1,6 @@
 // Cross-cutting behaviour: envelope, request ids, unknown routes and methods, body rules.
 import { describe, expect, it } from 'vitest';
-import { MAX_ATTACHMENT_BODY_BYTES } from '../src/validation';
+import { MAX_ATTACHMENT_BODY_BYTES } from '../src/middleware/json-body';
 import { call, expectError, newAccount, uniqueAddress } from './support/api';
 
 describe('GET / and GET /health', () => {

@@ -7,7 +7,7 @@ import { config, defaultSender, otpPepper, requireSmtp, smtpConfig } from '../sr
 import { ApiError } from '../src/errors';
 import worker from '../src/index';
 import { bucketRule } from '../src/middleware/rate-limit';
-import type { QueuedJob } from '../src/queue/jobs';
+import type { MailJob } from '../src/queue/jobs';
 import { expectError, fetchWith, newAccount, uniqueAddress } from './support/api';
 
 /** An env object with only these vars (no bindings: config reads vars and secrets only). */
@@ -279,7 +279,7 @@ describe('config: how invalid configuration surfaces', () => {
   });
 
   it('a queue batch fails as a whole (the queue retries it) without acking anything', async () => {
-    const batch = createMessageBatch<QueuedJob>('postcode-mail', [
+    const batch = createMessageBatch<MailJob>('postcode-mail', [
       { id: 'config-0', timestamp: new Date(), attempts: 1, body: { kind: 'email', emailId: 'em_config' } },
     ]);
     await expect(worker.queue(batch, { ...env, MAIL_RETRY_BASE_SECONDS: 'soon' })).rejects.toThrow(

@@ -89,7 +89,6 @@ export function emailOf(random, account, { n, now, customers }) {
     account.sender.id,
     account.sender.email,
     subject,
-    id, // body_key: the body would be in R2 (see seedEmails)
     kind.value === 'password-reset' || kind.value === 'sign-in' ? 'URGENT' : 'NORMAL',
     status,
     `<${id}@${domain}>`,

@@ -125,9 +125,9 @@ export function seedEmails(path, { from, to, largeId, keep }) {
   };
   const email = run(
     'emails',
-    `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, body_key, priority,
+    `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, priority,
       status, message_id, attempts, last_reply, created_at, updated_at, sent_at, held, due_at, scheduled_at, reply_to,
-      headers, tags, test) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
+      headers, tags, test) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
   );
   const recipient = run(
     'recipients',

@@ -1,7 +1,6 @@
 // Storing accepted emails: everything of theirs in one transaction, all or none (a batch too), with the
 // daily allowance reserved in it.
 import { canonicalAddress } from '../mail/address';
-import { bodyKeyOf } from '../mail/bodies';
 import { emailQueuedEvent } from '../webhooks/produce';
 import { eventsInsert } from './email-events';
 import { type NewEmail, recipientsOf } from './emails';
@@ -36,13 +35,13 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
   const exists = 'EXISTS (SELECT 1 FROM emails WHERE id = ?1)';
   const insertRow = db
     .prepare(
-      `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, body_key,
+      `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject,
          priority, status, message_id, created_at, updated_at, due_at, held, scheduled_at, reply_to, headers, tags, test)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, CASE WHEN ?14 IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END,
-         ?10, ?11, ?11, COALESCE(?14, ?11),
-         CASE WHEN ?9 = 'NORMAL' AND ?14 IS NULL THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END,
-         ?14, ?15, ?16, ?17, ?18
-       WHERE CASE WHEN ?13 IS NULL THEN (?12 = 0 OR changes() > 0) ELSE EXISTS (SELECT 1 FROM emails WHERE id = ?13) END
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?13 IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END,
+         ?9, ?10, ?10, COALESCE(?13, ?10),
+         CASE WHEN ?8 = 'NORMAL' AND ?13 IS NULL THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END,
+         ?13, ?14, ?15, ?16, ?17
+       WHERE CASE WHEN ?12 IS NULL THEN (?11 = 0 OR changes() > 0) ELSE EXISTS (SELECT 1 FROM emails WHERE id = ?12) END
        RETURNING id, held`,
     )
     .bind(
@@ -53,12 +52,11 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
       email.fromEmail,
       email.fromName,
       email.subject,
-      bodyKeyOf(email.id),
       email.priority,
       email.messageId,
       email.createdAt,
-      gate.counted ? 1 : 0, // ?12: the insert follows the reservation, and runs only if it changed a row
-      gate.anchorId, // ?13: in a batch, stored only if the batch's first email was
+      gate.counted ? 1 : 0, // ?11: the insert follows the reservation, and runs only if it changed a row
+      gate.anchorId, // ?12: in a batch, stored only if the batch's first email was
       email.scheduledAt,
       JSON.stringify(email.replyTo),
       JSON.stringify(email.headers),

@@ -16,11 +16,6 @@ export type EmailRecord = {
   fromEmail: string;
   fromName: string | null;
   subject: string;
-  /** The body: inline here only for rows stored before bodies moved to R2 (see src/mail/bodies.ts). */
-  html: string | null;
-  text: string | null;
-  /** The R2 key of the body; null while it is still inline. */
-  bodyKey: string | null;
   priority: Priority;
   status: EmailStatus;
   messageId: string;
@@ -42,8 +37,11 @@ export type EmailRecord = {
   sentAt: string | null;
 };
 
-/** An email being accepted: its body (html, text) goes to R2 before its row is stored. */
-export type NewEmail = Omit<EmailRecord, 'status' | 'attempts' | 'lastReply' | 'updatedAt' | 'sentAt' | 'bodyKey'>;
+/** An email being accepted: its body (html, text) goes to R2 before its row is stored (src/mail/bodies.ts). */
+export type NewEmail = Omit<EmailRecord, 'status' | 'attempts' | 'lastReply' | 'updatedAt' | 'sentAt'> & {
+  html: string | null;
+  text: string | null;
+};
 
 export type EmailRow = {
   id: string;
@@ -53,9 +51,6 @@ export type EmailRow = {
   from_email: string;
   from_name: string | null;
   subject: string;
-  html: string | null;
-  text: string | null;
-  body_key: string | null;
   priority: Priority;
   status: EmailStatus;
   message_id: string;
@@ -93,9 +88,6 @@ export const toEmail = (row: EmailRow): EmailRecord => ({
   fromEmail: row.from_email,
   fromName: row.from_name,
   subject: row.subject,
-  html: row.html,
-  text: row.text,
-  bodyKey: row.body_key,
   priority: row.priority,
   status: row.status,
   messageId: row.message_id,
@@ -153,27 +145,4 @@ export async function clearHeld(db: D1Database, ids: string[]): Promise<void> {
       db.prepare('UPDATE emails SET held = 0, due_at = ? WHERE id = ?').bind(at, id),
     ]),
   );
-}
-
-/** Emails whose bodies are still inline in their rows (stored before bodies moved to R2), oldest first. */
-export async function listInlineBodies(db: D1Database, limit: number) {
-  const rows = await db
-    .prepare(
-      `SELECT id, html, text FROM emails INDEXED BY emails_inline_body
-       WHERE body_key IS NULL AND (html IS NOT NULL OR text IS NOT NULL) ORDER BY created_at LIMIT ?`,
-    )
-    .bind(limit)
-    .all<{ id: string; html: string | null; text: string | null }>();
-  return rows.results;
-}
-
-/** The bodies of these emails are in R2 now under `bodyKeyOf(id)`: their rows name it and drop the copy. */
-export async function markBodiesMoved(db: D1Database, moved: { id: string; bodyKey: string }[]): Promise<void> {
-  await db
-    .prepare(
-      `UPDATE emails SET body_key = json_extract(j.value, '$.bodyKey'), html = NULL, text = NULL
-       FROM json_each(?1) AS j WHERE emails.id = json_extract(j.value, '$.id') AND emails.body_key IS NULL`,
-    )
-    .bind(JSON.stringify(moved))
-    .run();
 }

@@ -1,4 +1,4 @@
-// Retention's view of D1: the oldest expired rows, found through the indexes of migrations/0011_retention.sql,
+// Retention's view of D1: the oldest expired rows, found through the indexes of migrations/0001_init.sql,
 // and deleted a bounded batch at a time. Never a QUEUED or SCHEDULED email, never a suppression.
 
 /** An email's final states. Its row changes no more once it has one, so `updated_at` is when it got there. */
@@ -10,8 +10,8 @@ const FINAL_EMAIL = `status IN ('SENT', 'FAILED', 'CANCELED', 'SUPPRESSED')`;
  */
 const ROWS_DELETED = 'SELECT changes() AS n';
 
-/** A batch of expired emails: their ids, and the R2 keys of their attachments and bodies. */
-export type ExpiredEmails = { ids: string[]; objectKeys: string[]; bodyKeys: string[] };
+/** A batch of expired emails: their ids, and the R2 keys of their attachments. */
+export type ExpiredEmails = { ids: string[]; objectKeys: string[] };
 
 /**
  * Up to `limit` emails that reached a final state before `cutoff`, oldest first, through the partial index
@@ -20,16 +20,15 @@ export type ExpiredEmails = { ids: string[]; objectKeys: string[]; bodyKeys: str
 export async function findExpiredEmails(db: D1Database, cutoff: string, limit: number): Promise<ExpiredEmails> {
   const rows = await db
     .prepare(
-      `SELECT id, body_key, (SELECT json_group_array(r2_key) FROM email_attachments a WHERE a.email_id = emails.id) AS object_keys
+      `SELECT id, (SELECT json_group_array(r2_key) FROM email_attachments a WHERE a.email_id = emails.id) AS object_keys
        FROM emails INDEXED BY emails_final_updated WHERE ${FINAL_EMAIL} AND updated_at < ?1
        ORDER BY updated_at LIMIT ?2`,
     )
     .bind(cutoff, limit)
-    .all<{ id: string; body_key: string | null; object_keys: string }>();
+    .all<{ id: string; object_keys: string }>();
   return {
     ids: rows.results.map((r) => r.id),
     objectKeys: rows.results.flatMap((r) => JSON.parse(r.object_keys) as string[]),
-    bodyKeys: rows.results.flatMap((r) => (r.body_key === null ? [] : [r.body_key])),
   };
 }
 

@@ -67,7 +67,7 @@ function matchingIds(owner: EmailOwner, filter: SendLogFilter): Sql & { time: st
 }
 
 /**
- * How many emails match: from the counters that triggers keep (migrations/0012_flat_send_log.sql) for the
+ * How many emails match: from the counters that triggers keep (migrations/0001_init.sql) for the
  * account, a status and a tag; by counting the recipient's emails for `to` (one customer's mail).
  */
 function matchingCount(owner: EmailOwner, filter: SendLogFilter, ids: Sql): Sql {

@@ -14,7 +14,7 @@ const toSuppression = (row: SuppressionRow): Suppression => ({
   createdAt: row.created_at,
 });
 
-/** Newest first; the total from the counter a trigger keeps (migrations/0012_flat_send_log.sql). */
+/** Newest first; the total from the counter a trigger keeps (migrations/0001_init.sql). */
 export const listSuppressions = (db: D1Database, accountId: string, request: PageRequest) =>
   readPage(
     db,

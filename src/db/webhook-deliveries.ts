@@ -45,7 +45,7 @@ const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
   updatedAt: row.updated_at,
 });
 
-/** Newest first; the total from the counter a trigger keeps (migrations/0012_flat_send_log.sql). */
+/** Newest first; the total from the counter a trigger keeps (migrations/0001_init.sql). */
 export const listDeliveries = (db: D1Database, endpointId: string, request: PageRequest) =>
   readPage(
     db,

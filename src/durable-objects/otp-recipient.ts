@@ -183,8 +183,8 @@ export class OtpRecipient extends DurableObject {
 
   /**
    * The engine has written this fact to D1: nothing left for the alarm. With no other fact owed, the alarm
-   * goes back to the clean-ups' time: the wake a minute later that would find nothing to do cost more worker
-   * CPU (about 2.6 ms per verify in `npm run bench`) than moving the alarm back here.
+   * goes back to the clean-ups' time: a wake a minute later that would find nothing to do costs more worker
+   * CPU than moving the alarm back here.
    */
   async settle(sessionId: string, kind: SessionFact['kind']): Promise<void> {
     this.outbox.settle(sessionId, kind);

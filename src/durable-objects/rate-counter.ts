@@ -25,8 +25,6 @@ export class RateCounter extends DurableObject {
   /** Forgets persisted hits older than any window; comes back while some are left. */
   async alarm(): Promise<void> {
     this.alarmClock.ringing();
-    // An object from before named logs keeps a `hits` table that nothing reads any more.
-    if (!this.logs.hasTable()) return this.ctx.storage.deleteAll();
     const next = this.logs.prune();
     if (next !== null) await this.ctx.storage.setAlarm(next);
   }

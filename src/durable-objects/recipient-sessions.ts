@@ -1,8 +1,7 @@
 // The OTP sessions of one recipient object: one row each, with its mail settings, the HMACs of its
 // one-click links and the fact D1 has yet to learn (see session-outbox.ts). One table, because every
 // first code to an address makes a new object, and each table or index it creates is a page and a
-// schema row written on that first call (under send load, the tables' creation was 15 % of the worker
-// thread's CPU samples with five tables and an index, 12 % with these two).
+// schema row written on that first call (under send load, a large share of the worker's CPU).
 import { canonicalAddress } from '../mail/address';
 import type { NewOtpSession, OtpChannel, OtpMailSettings } from '../otp/session';
 import { HIT_LOG_TABLE, type SqlExec } from './hit-logs';
@@ -23,7 +22,7 @@ export type SessionRow = {
   state: 'pending' | 'verified' | 'locked';
   created_at: number;
   verified_at: number | null;
-  /** JSON of OtpMailSettings (null on sessions from before mail settings were kept). */
+  /** JSON of OtpMailSettings. */
   mail: string | null;
 };
 
@@ -36,40 +35,9 @@ const SESSIONS_TABLE = `CREATE TABLE IF NOT EXISTS otp_sessions (
     attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     verified_at INTEGER, mail TEXT, fact TEXT, fact_at INTEGER);`;
 
-/**
- * Objects made before this layout have `sessions`, `session_mail`, `session_links` and `outbox`: their
- * rows move into `otp_sessions` and the old tables go, in the object's first call (one transaction). A
- * fact whose session was already deleted (D1 out of reach for a day) keeps a row of its own.
- */
-const FROM_OLD_LAYOUT = `INSERT OR IGNORE INTO otp_sessions
-    SELECT s.id, s.account_id, s.channel, s.email, s.code_hash,
-      COALESCE((SELECT group_concat(l.token_hash, ',') FROM session_links l WHERE l.session_id = s.id), ''),
-      s.digits, s.expires_at, s.attempts, s.max_attempts, s.state, s.created_at, s.verified_at,
-      (SELECT m.mail FROM session_mail m WHERE m.session_id = s.id),
-      o.body, o.created_at
-    FROM sessions s LEFT JOIN outbox o ON o.session_id = s.id;
-  INSERT OR IGNORE INTO otp_sessions
-    SELECT o.session_id,
-      COALESCE(json_extract(o.body, '$.entry.accountId'), json_extract(o.body, '$.accountId')),
-      COALESCE(json_extract(o.body, '$.entry.channel'), json_extract(o.body, '$.session.channel')),
-      COALESCE(json_extract(o.body, '$.entry.email'), json_extract(o.body, '$.session.email')),
-      '', '', 0, 0, 0, 0, CASE o.kind WHEN 'verified' THEN 'verified' ELSE 'locked' END, o.created_at, NULL,
-      NULL, o.body, o.created_at
-    FROM outbox o;
-  DROP TABLE sessions; DROP TABLE session_mail; DROP TABLE session_links; DROP TABLE outbox;`;
-
-/**
- * Creates the object's tables (a no-op once they exist) and moves an old layout's rows, in one call so
- * that nothing is read back on any later call.
- */
+/** Creates the object's tables (a no-op once they exist). */
 function createRecipientTables(sql: SqlStorage): void {
-  const old = sql
-    .exec<{ n: number }>(
-      `${SESSIONS_TABLE}${HIT_LOG_TABLE}
-      SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`,
-    )
-    .one().n;
-  if (old > 0) sql.exec(FROM_OLD_LAYOUT);
+  sql.exec(`${SESSIONS_TABLE}${HIT_LOG_TABLE}`);
 }
 
 const MISSING_TABLE = /no such table/;
@@ -84,8 +52,8 @@ export type RecipientSql = SqlExec & {
 };
 
 /**
- * The object's SQL, making its tables when a statement finds one missing (a new object, or one of the old
- * layout) and then running that statement again. A statement that fails changes nothing, so running it
+ * The object's SQL, making its tables when a statement finds one missing (a new object) and then running
+ * that statement again. A statement that fails changes nothing, so running it
  * again is safe; an object that has its tables checks no schema on any call but a send (a verify wakes the
  * object its send made, so a check in the constructor ran on every verify).
  */

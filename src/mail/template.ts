@@ -1,6 +1,6 @@
 // `{{ name }}` placeholders. HTML bodies get HTML-escaped values; subject and text get them as they are.
 import { ApiError } from '../errors';
-import { MAX_JSON_BODY_BYTES } from '../validation';
+import { MAX_JSON_BODY_BYTES } from '../middleware/json-body';
 
 export type TemplateVars = Record<string, string | number | boolean>;
 

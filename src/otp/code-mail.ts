@@ -152,7 +152,6 @@ export async function retryCodeMail(
     link: link?.url,
   };
   const outcome = await sendOnce(requireSmtp(env), outgoingMail(message));
-  // Jobs queued before they named their channel send no event.
-  if (outcome.kind === 'accepted' && job.channel) await recordSent(env, { ...job, channel: job.channel }, job);
+  if (outcome.kind === 'accepted') await recordSent(env, job, job);
   return outcome;
 }

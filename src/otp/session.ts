@@ -10,7 +10,7 @@ export type OtpMailSettings = {
   subject: string;
   verificationLine?: string;
   from: { email: string; name: string | null };
-  /** The language of the mail (absent on sessions from before languages: English). */
+  /** The language of the mail (absent: English). */
   language?: Language;
   /** The account's saved template the mail is made from (read again for each mail: its text is not kept). */
   templateId?: string;

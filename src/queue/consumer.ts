@@ -6,24 +6,15 @@ import { classifySmtpError, type SmtpOutcome } from '../mail/smtp/connection';
 import { resendOtp } from '../otp/engine';
 import { deliverWebhooks, queueDeliveries } from '../webhooks/deliver';
 import { deliverEmails } from './deliver-email';
-import {
-  type Delivery,
-  type JobKind,
-  type MailJob,
-  type OtpRetryJob,
-  type QueuedJob,
-  type Retry,
-  readJob,
-  type VerificationHistoryJob,
-} from './jobs';
+import type { Delivery, JobKind, MailJob, OtpRetryJob, Retry, VerificationHistoryJob } from './jobs';
 import { retryDelaySeconds } from './retry';
 
 type ByKind = { [K in JobKind]: Delivery<Extract<MailJob, { kind: K }>>[] };
 
-function byKind(messages: readonly Message<QueuedJob>[]): ByKind {
+function byKind(messages: readonly Message<MailJob>[]): ByKind {
   const jobs: ByKind = { email: [], 'otp-retry': [], 'otp-history': [], webhook: [] };
   for (const message of messages) {
-    const job = readJob(message.body);
+    const job = message.body;
     (jobs[job.kind] as Delivery<MailJob>[]).push({ message, job });
   }
   return jobs;
@@ -33,7 +24,7 @@ function byKind(messages: readonly Message<QueuedJob>[]): ByKind {
  * Runs each message of a batch through the function of its kind (both queues, `postcode-mail` and
  * `postcode-webhooks`, come here); each message is acked or retried on its own.
  */
-export async function deliverMailBatch(batch: MessageBatch<QueuedJob>, env: Bindings): Promise<void> {
+export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindings): Promise<void> {
   const { smtp, retry: backoff, webhooks } = config(env);
   const retry: Retry = (message) =>
     message.retry({ delaySeconds: retryDelaySeconds(message.attempts, backoff.baseSeconds) });
@@ -78,12 +69,11 @@ async function writeVerificationHistory(deliveries: Delivery<VerificationHistory
 /**
  * Messages whose queue retries ran out. An email or a webhook delivery is not decided here: its row counts
  * its own attempts and fails itself after the last one, and a row still waiting is queued again by the
- * sweep. An OTP
- * mail just expires; a verification's history row is reported as lost.
+ * sweep. An OTP mail just expires; a verification's history row is reported as lost.
  */
-export async function handleDeadLetters(batch: MessageBatch<QueuedJob>): Promise<void> {
+export async function handleDeadLetters(batch: MessageBatch<MailJob>): Promise<void> {
   for (const message of batch.messages) {
-    const job = readJob(message.body);
+    const job = message.body;
     if (job.kind === 'otp-history') console.error('verification history lost after retries', job.entry.sessionId);
     message.ack();
   }

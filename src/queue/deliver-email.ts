@@ -1,7 +1,7 @@
 // Email jobs: a batch of queued emails delivered over one SMTP connection, each recorded as soon as the
 // server has answered it.
 import type { Config, SmtpConfig } from '../config';
-import { claimForDelivery, holdEmail, recordAttempt } from '../db/delivery';
+import { claimForDelivery, type DeliveryClaim, holdEmail, recordAttempt } from '../db/delivery';
 import type { EmailRecord } from '../db/emails';
 import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
@@ -27,7 +27,7 @@ const LEASE_RENEWAL_MS = 10_000;
 
 /** The message as the server gets it: Bcc recipients are in the envelope only, never in a header. */
 async function toOutgoingMail(email: EmailRecord, waiting: Recipient[], env: Bindings): Promise<OutgoingMail> {
-  const { html, text } = await readBody(env.BODIES, email);
+  const { html, text } = await readBody(env.BODIES, email.id);
   return {
     from: { email: email.fromEmail, name: email.fromName },
     to: email.toAddresses,
@@ -56,6 +56,97 @@ async function attempt(
 }
 
 type Settle = { result: AttemptResult; attempted: boolean };
+type Claimed = Extract<DeliveryClaim, { kind: 'claimed' }>;
+
+/**
+ * The batch's SMTP connection: opened for the first mail that needs one, dropped after a transient failure
+ * or a session out of step (the next mail opens a new one), closed when the batch is done.
+ */
+class BatchConnection {
+  private connection: SmtpConnection | null = null;
+
+  constructor(private readonly smtp: SmtpConfig) {}
+
+  open = async (): Promise<SmtpConnection> => {
+    this.connection ??= await SmtpConnection.open(this.smtp);
+    return this.connection;
+  };
+
+  async after(outcome: SmtpOutcome): Promise<void> {
+    if (this.connection && (outcome.kind === 'transient' || !this.connection.usable)) await this.close();
+  }
+
+  async close(): Promise<void> {
+    await this.connection?.close();
+    this.connection = null;
+  }
+}
+
+/** One claimed email's attempt: the suppressed recipients skipped, the rest sent (or simulated for test keys). */
+async function attemptClaimed(
+  claim: Claimed,
+  connection: BatchConnection,
+  env: Bindings,
+  retry: Config['retry'],
+): Promise<Settle> {
+  const { email } = claim;
+  const skipped = skipSuppressed(claim.recipients, claim.suppressed);
+  const waiting = skipped.recipients.filter((r) => r.status === 'QUEUED');
+  if (waiting.length === 0) return { result: skipped, attempted: false };
+  let outcome: SmtpOutcome;
+  try {
+    outcome = await attempt(email, waiting, connection.open, env);
+  } catch (error) {
+    outcome = classifySmtpError(error);
+  }
+  await connection.after(outcome);
+  const result = settleAttempt(skipped.recipients, outcome, email.attempts + 1 >= retry.maxAttempts);
+  // A test bounce does not put the address on the account's suppression list.
+  const suppress = email.test ? [] : result.suppress;
+  return { result: { ...result, suppress, events: [...skipped.events, ...result.events] }, attempted: true };
+}
+
+/**
+ * Writes an attempt's outcome (one D1 round trip), then acks the message or puts it back for the retry,
+ * and queues the webhook deliveries the outcome made.
+ */
+async function recordOutcome(
+  env: Bindings,
+  message: Message<unknown>,
+  claim: Claimed,
+  settle: Settle,
+  lease: { owner: string; renewSeconds: number | null },
+  retry: Config['retry'],
+): Promise<void> {
+  const { email } = claim;
+  const attempts = email.attempts + (settle.attempted ? 1 : 0);
+  const delaySeconds = retryDelaySeconds(attempts, retry.baseSeconds);
+  const waitsAgain = settle.result.status === 'QUEUED';
+  let deliveryIds: string[];
+  try {
+    deliveryIds = await recordAttempt(env.DB, {
+      email,
+      ...settle,
+      retryAt: waitsAgain ? new Date(Date.now() + delaySeconds * 1000) : null,
+      owner: lease.owner,
+      renewLeaseSeconds: lease.renewSeconds,
+      webhookEvents: emailAttemptEvents(email, claim.recipients, settle.result),
+    });
+  } catch (error) {
+    // Not recorded: the lease keeps others off it until it runs out, then the message (or the sweep)
+    // brings it back; a mail sent twice that way keeps its Message-ID.
+    console.error('delivery outcome not recorded', email.id, error);
+    message.retry({ delaySeconds: DELIVERY_LEASE_SECONDS });
+    return;
+  }
+  if (waitsAgain) message.retry({ delaySeconds });
+  else {
+    message.ack();
+    // Finished: its attachments are not needed any more (a failed delete leaves them to R2's lifecycle rule).
+    await deleteAttachments(env.ATTACHMENTS, email.attachments).catch(() => undefined);
+  }
+  await queueDeliveries(env, deliveryIds);
+}
 
 /**
  * Delivers the email jobs of a batch over one SMTP connection. The batch starts with two D1 round trips
@@ -78,8 +169,7 @@ export async function deliverEmails(
       DELIVERY_LEASE_SECONDS,
     ),
   ]);
-  // Typed, not inferred: `attempt` opens it through a closure, which narrowing would not see.
-  let connection = null as SmtpConnection | null;
+  const connection = new BatchConnection(smtp);
   const inThisBatch = new Set<string>();
   let leaseRenewedAt = Date.now();
   // The previous message's outcome being written while the next one is sent (at most one at a time).
@@ -102,67 +192,20 @@ export async function deliverEmails(
         message.retry({ delaySeconds: claim.retryInSeconds });
         continue;
       }
-      const { email } = claim;
-      if (frozen && email.priority === 'NORMAL') {
-        await holdEmail(env.DB, email.id, owner);
+      if (frozen && claim.email.priority === 'NORMAL') {
+        await holdEmail(env.DB, claim.email.id, owner);
         message.ack();
         continue;
       }
-      const skipped = skipSuppressed(claim.recipients, claim.suppressed);
-      let settle: Settle = { result: skipped, attempted: false };
-      const waiting = skipped.recipients.filter((r) => r.status === 'QUEUED');
-      if (waiting.length > 0) {
-        let outcome: SmtpOutcome;
-        try {
-          outcome = await attempt(email, waiting, async () => (connection ??= await SmtpConnection.open(smtp)), env);
-        } catch (error) {
-          outcome = classifySmtpError(error);
-        }
-        // A transient failure, or a session out of step: the next message gets a new connection.
-        if (connection && (outcome.kind === 'transient' || !connection.usable)) {
-          await connection.close();
-          connection = null;
-        }
-        const result = settleAttempt(skipped.recipients, outcome, email.attempts + 1 >= retry.maxAttempts);
-        // A test bounce does not put the address on the account's suppression list.
-        const suppress = email.test ? [] : result.suppress;
-        settle = { result: { ...result, suppress, events: [...skipped.events, ...result.events] }, attempted: true };
-      }
-      const attempts = email.attempts + (settle.attempted ? 1 : 0);
-      const delaySeconds = retryDelaySeconds(attempts, retry.baseSeconds);
-      const waitsAgain = settle.result.status === 'QUEUED';
+      const settle = await attemptClaimed(claim, connection, env, retry);
       const renewLease = Date.now() - leaseRenewedAt >= LEASE_RENEWAL_MS;
       if (renewLease) leaseRenewedAt = Date.now();
+      const lease = { owner, renewSeconds: renewLease ? DELIVERY_LEASE_SECONDS : null };
       await recording;
-      recording = (async () => {
-        let deliveryIds: string[];
-        try {
-          deliveryIds = await recordAttempt(env.DB, {
-            email,
-            ...settle,
-            retryAt: waitsAgain ? new Date(Date.now() + delaySeconds * 1000) : null,
-            owner,
-            renewLeaseSeconds: renewLease ? DELIVERY_LEASE_SECONDS : null,
-            webhookEvents: emailAttemptEvents(email, claim.recipients, settle.result),
-          });
-        } catch (error) {
-          // Not recorded: the lease keeps others off it until it runs out, then the message (or the sweep)
-          // brings it back; a mail sent twice that way keeps its Message-ID.
-          console.error('delivery outcome not recorded', email.id, error);
-          message.retry({ delaySeconds: DELIVERY_LEASE_SECONDS });
-          return;
-        }
-        if (waitsAgain) message.retry({ delaySeconds });
-        else {
-          message.ack();
-          // Finished: its attachments are not needed any more (a failed delete leaves them to R2's lifecycle rule).
-          await deleteAttachments(env.ATTACHMENTS, email.attachments).catch(() => undefined);
-        }
-        await queueDeliveries(env, deliveryIds);
-      })();
+      recording = recordOutcome(env, message, claim, settle, lease, retry);
     }
   } finally {
     await recording;
-    await connection?.close();
+    await connection.close();
   }
 }

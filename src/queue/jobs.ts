@@ -18,15 +18,15 @@ export type OtpRetryJob = {
   kind: 'otp-retry';
   sessionId: string;
   accountId: string;
-  /** The flavour, for the `otp.sent` event (absent on jobs queued before events existed). */
-  channel?: OtpChannel;
+  /** The flavour, for the `otp.sent` event. */
+  channel: OtpChannel;
   email: string;
   subject: string;
   verificationLine?: string;
   digits: number;
   expiresAt: number;
   from: Mailbox;
-  /** The mail's language (absent on jobs from before languages: English). */
+  /** The mail's language (absent: English). */
   language?: Language;
   /** The account's saved template the mail is made from. */
   templateId?: string;
@@ -42,19 +42,7 @@ export type VerificationHistoryJob = { kind: 'otp-history'; entry: VerificationE
 export type MailJob = EmailJob | OtpRetryJob | VerificationHistoryJob | WebhookJob;
 export type JobKind = MailJob['kind'];
 
-/**
- * What may arrive: messages produced before jobs had kinds are still in flight after a deploy (an
- * email job without `kind`, an OTP retry with `kind: 'otp'`). Read them with `readJob`.
- */
-export type QueuedJob = MailJob | { emailId: string } | (Omit<OtpRetryJob, 'kind'> & { kind: 'otp' });
-
-/** A message of the batch and its job, as `readJob` reads it (messages from before kinds included). */
+/** A message of the batch and its job. */
 export type Delivery<J extends MailJob> = { message: Message<unknown>; job: J };
 /** Puts a message back on the queue after the configured backoff. */
 export type Retry = (message: Message<unknown>) => void;
-
-export function readJob(body: QueuedJob): MailJob {
-  if (!('kind' in body)) return { kind: 'email', emailId: body.emailId };
-  if (body.kind === 'otp') return { ...body, kind: 'otp-retry' };
-  return body;
-}

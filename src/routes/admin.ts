@@ -10,7 +10,7 @@ import { linksFilling } from '../openapi/document';
 import { forgetBranding } from '../otp/branding';
 import { releaseHeldMail } from '../queue/producer';
 import * as schema from '../schemas/admin';
-import { json, route, router } from './route';
+import { json, ok, route, router } from './route';
 
 /** The account of `accountId`, or 404. */
 export async function requireAccount(db: D1Database, accountId: string) {
@@ -199,39 +199,36 @@ const updateSettingsRoute = route({
 export const adminRoutes = router()
   .openapi(createAccountRoute, async (c) => {
     const account = await createAccount(c.env.DB, c.req.valid('json').name);
-    return c.json({ success: true as const, data: { id: account.id, name: account.name } }, 201);
+    return ok(c, { id: account.id, name: account.name }, 201);
   })
   .openapi(createApiKeyRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const { scopes, name, mode } = c.req.valid('json');
     const { apiKey, key } = await createApiKey(c.env.DB, account.id, scopes, name ?? null, mode);
-    return c.json(
-      { success: true as const, data: { id: apiKey.id, key, scopes: apiKey.scopes, mode: apiKey.mode } },
-      201,
-    );
+    return ok(c, { id: apiKey.id, key, scopes: apiKey.scopes, mode: apiKey.mode }, 201);
   })
   .openapi(revokeApiKeyRoute, async (c) => {
     const { keyId } = c.req.valid('param');
     if (!(await revokeApiKey(c.env.DB, keyId))) throw new ApiError('NOT_FOUND', 'keyId: no such API key');
     forgetCredential(keyId);
-    return c.json({ success: true as const, data: { id: keyId, revoked: true as const } }, 200);
+    return ok(c, { id: keyId, revoked: true as const });
   })
   .openapi(createOtpTokenRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const allowedIps = c.req.valid('json').allowedIps ?? [];
     const { otpToken, token, analyticsSecret } = await createOtpToken(c.env.DB, account.id, allowedIps);
-    return c.json({ success: true as const, data: { id: otpToken.id, token, analyticsSecret, allowedIps } }, 201);
+    return ok(c, { id: otpToken.id, token, analyticsSecret, allowedIps }, 201);
   })
   .openapi(createSenderRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const { email, name } = c.req.valid('json');
     const sender = await createSender(c.env.DB, account.id, email, name ?? null);
-    return c.json({ success: true as const, data: { id: sender.id, email: sender.email, name: sender.name } }, 201);
+    return ok(c, { id: sender.id, email: sender.email, name: sender.name }, 201);
   })
   .openapi(getOtpBrandingRoute, async (c) => {
     const branding = await findOtpBranding(c.env.DB, c.req.valid('param').accountId);
     if (!branding) throw new ApiError('NOT_FOUND', 'accountId: no such account');
-    return c.json({ success: true as const, data: brandingView(branding) }, 200);
+    return ok(c, brandingView(branding));
   })
   .openapi(putOtpBrandingRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
@@ -244,14 +241,12 @@ export const adminRoutes = router()
     });
     forgetBranding(account.id);
     const branding = await findOtpBranding(c.env.DB, account.id);
-    return c.json({ success: true as const, data: brandingView(branding!) }, 200);
+    return ok(c, brandingView(branding!));
   })
-  .openapi(getSettingsRoute, async (c) =>
-    c.json({ success: true as const, data: settingsView(await getSettings(c.env.DB)) }, 200),
-  )
+  .openapi(getSettingsRoute, async (c) => ok(c, settingsView(await getSettings(c.env.DB))))
   .openapi(updateSettingsRoute, async (c) => {
     const settings = await updateSettings(c.env.DB, c.req.valid('json'));
     // Unfreezing releases every held email (also when it was not frozen: releasing is idempotent).
     if (!settings.frozen) await releaseHeldMail(c.env);
-    return c.json({ success: true as const, data: settingsView(settings) }, 200);
+    return ok(c, settingsView(settings));
   });

@@ -2,8 +2,8 @@ import { serverOtp } from '../auth/guards';
 import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
 import { RETENTION_NOTE } from '../retention';
 import { historyQuery, historyResponse, instantSendResponse, serverSendBody } from '../schemas/otp';
-import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp';
-import { json, route, router } from './route';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp-shared';
+import { json, ok, route, router } from './route';
 
 const caller = otpCaller('backend', 'RATE_LIMITED');
 
@@ -11,7 +11,7 @@ const send = route({
   method: 'post',
   path: '/api/v1/backend-otp/send',
   tag: 'Backend OTP',
-  summary: 'Send a backend OTP (13)',
+  summary: 'Send a backend OTP',
   guard: serverOtp,
   limit: { bucket: 'otp-send' },
   body: serverSendBody,
@@ -38,7 +38,7 @@ const history = route({
   method: 'get',
   path: '/api/v1/backend-otp/verifications',
   tag: 'Backend OTP',
-  summary: 'Backend OTP verification history (15)',
+  summary: 'Backend OTP verification history',
   description: RETENTION_NOTE.entries,
   guard: serverOtp,
   limit: { bucket: 'read' },
@@ -50,23 +50,23 @@ const history = route({
 export const backendOtpRoutes = router()
   .openapi(send, async (c) => {
     const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true as const, data: result }, 200);
+    return ok(c, result);
   })
   .openapi(resend, async (c) => {
     const result = await resendOtpCode(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true as const, data: result }, 200);
+    return ok(c, result);
   })
   .route(
     '/',
     verifyRoutes({
       path: '/api/v1/backend-otp/verify',
       tag: 'Backend OTP',
-      summary: 'Verify a backend OTP (14)',
+      summary: 'Verify a backend OTP',
       guard: serverOtp,
       channel: 'backend',
     }),
   )
   .openapi(history, async (c) => {
     const verifications = await otpHistory(c.env, c.var.credential.accountId, 'backend', c.req.valid('query').limit);
-    return c.json({ success: true as const, data: { verifications } }, 200);
+    return ok(c, { verifications });
   });

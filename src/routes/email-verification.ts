@@ -11,8 +11,8 @@ import {
   sessionIdParam,
   verificationStatusResponse,
 } from '../schemas/otp';
-import { OTP_SENT, otpCaller, RESEND, SESSION_ID, sessionLinks, verifyRoutes } from './otp';
-import { json, route, router } from './route';
+import { OTP_SENT, otpCaller, RESEND, SESSION_ID, sessionLinks, verifyRoutes } from './otp-shared';
+import { json, ok, route, router } from './route';
 
 const caller = otpCaller('email_verification', 'RATE_LIMITED');
 
@@ -20,7 +20,7 @@ const send = route({
   method: 'post',
   path: '/api/v1/email-verification/send',
   tag: 'Email verification',
-  summary: 'Send an email verification code (16)',
+  summary: 'Send an email verification code',
   guard: serverOtp,
   limit: { bucket: 'otp-send' },
   body: serverSendBody,
@@ -86,19 +86,19 @@ export const emailVerificationRoutes = router()
   .openapi(send, async (c) => {
     const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
     const hosted = hostedVerifyUrl(config(c.env).publicBaseUrl, result.sessionId);
-    return c.json({ success: true as const, data: { ...result, hostedVerifyUrl: hosted } }, 200);
+    return ok(c, { ...result, hostedVerifyUrl: hosted });
   })
   .openapi(resend, async (c) => {
     const result = await resendOtpCode(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
     const hosted = hostedVerifyUrl(config(c.env).publicBaseUrl, result.sessionId);
-    return c.json({ success: true as const, data: { ...result, hostedVerifyUrl: hosted } }, 200);
+    return ok(c, { ...result, hostedVerifyUrl: hosted });
   })
   .route(
     '/',
     verifyRoutes({
       path: '/api/v1/email-verification/verify',
       tag: 'Email verification',
-      summary: 'Verify an email verification code (17)',
+      summary: 'Verify an email verification code',
       guard: serverOtp,
       channel: 'email_verification',
     }),
@@ -114,5 +114,5 @@ export const emailVerificationRoutes = router()
       expiresAt: nowIso(new Date(session.expiresAt)),
       ...(session.verifiedAt ? { verifiedAt: nowIso(new Date(session.verifiedAt)) } : {}),
     };
-    return c.json({ success: true as const, data }, 200);
+    return ok(c, data);
   });

@@ -5,9 +5,10 @@ import { requireSmtp } from '../config';
 import { cancelScheduled, reschedule, type ScheduleChange } from '../db/schedule';
 import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
+import { acceptEmails, queuedView } from '../mail/accept';
 import { deleteAttachments } from '../mail/attachments';
 import type { Sender } from '../mail/compose';
-import { acceptEmails, queuedView } from '../mail/submit';
+import { MAX_ATTACHMENT_BODY_BYTES } from '../middleware/json-body';
 import { countHits } from '../middleware/rate-limit';
 import { linksFilling } from '../openapi/document';
 import { dispatchIfDueSoon } from '../queue/producer';
@@ -21,9 +22,8 @@ import {
   rescheduleBody,
   rescheduledResponse,
 } from '../schemas/emails';
-import { MAX_ATTACHMENT_BODY_BYTES } from '../validation';
 import { queueDeliveries } from '../webhooks/deliver';
-import { json, route, router } from './route';
+import { json, ok, route, router } from './route';
 
 export const QUEUED_EXAMPLE = {
   success: true as const,
@@ -72,7 +72,7 @@ const queueEmail = route({
   ...SENDING,
   method: 'post',
   path: '/api/v1/emails',
-  summary: 'Queue an email (1)',
+  summary: 'Queue an email',
   description: 'With `scheduledAt` the email is SCHEDULED and goes out at that time (within a minute).',
   body: queueEmailBody,
   bodyExample: {
@@ -172,7 +172,7 @@ export const emailRoutes = router()
       countTowardsAllowance: true,
       jsonBody: c.var.jsonBody,
     });
-    return c.json({ success: true as const, data: queuedView(email!) }, 200);
+    return ok(c, queuedView(email!));
   })
   .openapi(queueBatch, async (c) => {
     requireSmtp(c.env);
@@ -184,7 +184,7 @@ export const emailRoutes = router()
       jsonBody: c.var.jsonBody,
       batch: true,
     });
-    return c.json({ success: true as const, data: emails.map(queuedView) }, 200);
+    return ok(c, emails.map(queuedView));
   })
   .openapi(cancelEmail, async (c) => {
     const { emailId } = c.req.valid('param');
@@ -192,7 +192,7 @@ export const emailRoutes = router()
     if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_CANCELABLE');
     await deleteAttachments(c.env.ATTACHMENTS, change.attachments);
     await queueDeliveries(c.env, change.deliveryIds);
-    return c.json({ success: true as const, data: { id: emailId, status: 'CANCELED' as const } }, 200);
+    return ok(c, { id: emailId, status: 'CANCELED' as const });
   })
   .openapi(rescheduleEmail, async (c) => {
     const { emailId } = c.req.valid('param');
@@ -200,5 +200,5 @@ export const emailRoutes = router()
     const change = await reschedule(c.env.DB, senderOf(c), emailId, scheduledAt);
     if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_SCHEDULED');
     await dispatchIfDueSoon(c.env, [{ id: emailId, scheduledAt }]);
-    return c.json({ success: true as const, data: { id: emailId, status: 'SCHEDULED' as const, scheduledAt } }, 200);
+    return ok(c, { id: emailId, status: 'SCHEDULED' as const, scheduledAt });
   });

@@ -11,8 +11,8 @@ import {
   legacySendBody,
   legacySendResponse,
 } from '../schemas/otp';
-import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp';
-import { json, route, router } from './route';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp-shared';
+import { json, ok, route, router } from './route';
 
 // Routes 7-12: browsers call these directly with a public token (or a backend with a server key).
 // The legacy alias (/api/v1/otp) shares sessions and history; it differs only in its response shapes.
@@ -34,7 +34,7 @@ const send = route({
   method: 'post',
   path: '/api/v1/instant-otp/send',
   tag: 'Instant OTP',
-  summary: 'Send an instant OTP (7)',
+  summary: 'Send an instant OTP',
   guard: publicOrServer,
   limit: { bucket: 'otp-send', code: 'OTP_RATE_LIMITED' },
   body: instantSendBody,
@@ -71,7 +71,7 @@ const history = route({
   method: 'get',
   path: '/api/v1/instant-otp/verifications',
   tag: 'Instant OTP',
-  summary: 'Instant OTP verification history (9)',
+  summary: 'Instant OTP verification history',
   description: RETENTION_NOTE.entries,
   guard: publicWithSecret,
   limit: { bucket: 'read' },
@@ -83,7 +83,7 @@ const legacySend = route({
   method: 'post',
   path: '/api/v1/otp/send',
   tag: 'Legacy OTP',
-  summary: 'Legacy alias of instant OTP send (10)',
+  summary: 'Legacy alias of instant OTP send',
   guard: publicOrServer,
   limit: { bucket: 'otp-send', code: 'OTP_RATE_LIMITED' },
   body: legacySendBody,
@@ -100,7 +100,7 @@ const legacyHistory = route({
   method: 'get',
   path: '/api/v1/otp/verifications',
   tag: 'Legacy OTP',
-  summary: 'Legacy alias of the instant OTP history (12)',
+  summary: 'Legacy alias of the instant OTP history',
   description: RETENTION_NOTE.entries,
   guard: publicWithSecret,
   limit: { bucket: 'read' },
@@ -115,11 +115,11 @@ export const instantOtpRoutes = router()
   // 7. Send
   .openapi(send, async (c) => {
     const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true as const, data: result }, 200);
+    return ok(c, result);
   })
   .openapi(resend, async (c) => {
     const result = await resendOtpCode(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return c.json({ success: true as const, data: result }, 200);
+    return ok(c, result);
   })
   .openapi(legacyResend, async (c) => {
     const { sessionId, expiresAt, sent } = await resendOtpCode(
@@ -127,7 +127,7 @@ export const instantOtpRoutes = router()
       caller(c.var.credential.accountId),
       c.req.valid('json'),
     );
-    return c.json({ success: true as const, data: { sessionId, expiresAt, sent } }, 200);
+    return ok(c, { sessionId, expiresAt, sent });
   })
   // 8. Verify
   .route(
@@ -135,7 +135,7 @@ export const instantOtpRoutes = router()
     verifyRoutes({
       path: '/api/v1/instant-otp/verify',
       tag: 'Instant OTP',
-      summary: 'Verify an instant OTP (8)',
+      summary: 'Verify an instant OTP',
       guard: publicOrServerAnyIp,
       channel: 'instant',
     }),
@@ -143,7 +143,7 @@ export const instantOtpRoutes = router()
   // 9. History
   .openapi(history, async (c) => {
     const verifications = await otpHistory(c.env, c.var.credential.accountId, 'instant', c.req.valid('query').limit);
-    return c.json({ success: true as const, data: { verifications } }, 200);
+    return ok(c, { verifications });
   })
   // 10. Send (no `email` in the response)
   .openapi(legacySend, async (c) => {
@@ -152,7 +152,7 @@ export const instantOtpRoutes = router()
       caller(c.var.credential.accountId),
       c.req.valid('json'),
     );
-    return c.json({ success: true as const, data: { sessionId, expiresAt, sent } }, 200);
+    return ok(c, { sessionId, expiresAt, sent });
   })
   // 11. Verify
   .route(
@@ -160,7 +160,7 @@ export const instantOtpRoutes = router()
     verifyRoutes({
       path: '/api/v1/otp/verify',
       tag: 'Legacy OTP',
-      summary: 'Legacy alias of instant OTP verify (11)',
+      summary: 'Legacy alias of instant OTP verify',
       guard: publicOrServerAnyIp,
       channel: 'instant',
     }),
@@ -169,5 +169,5 @@ export const instantOtpRoutes = router()
   .openapi(legacyHistory, async (c) => {
     const verifications = await otpHistory(c.env, c.var.credential.accountId, 'instant', c.req.valid('query').limit);
     const entries = verifications.map(({ id, email, verifiedAt }) => ({ id, email, verifiedAt }));
-    return c.json({ success: true as const, data: { verifications: entries } }, 200);
+    return ok(c, { verifications: entries });
   });

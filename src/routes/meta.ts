@@ -1,6 +1,6 @@
 import { anyone } from '../auth/guards';
 import { healthResponse, indexResponse } from '../schemas/meta';
-import { json, route, router } from './route';
+import { json, ok, route, router } from './route';
 
 const INDEX = {
   service: 'postcode' as const,
@@ -32,5 +32,5 @@ const health = route({
 
 /** Unauthenticated routes: a small index so a person can see the service is up, and a health probe. */
 export const metaRoutes = router()
-  .openapi(index, (c) => c.json({ success: true as const, data: INDEX }, 200))
-  .openapi(health, (c) => c.json({ success: true as const, data: { status: 'ok' as const } }, 200));
+  .openapi(index, (c) => ok(c, INDEX))
+  .openapi(health, (c) => ok(c, { status: 'ok' as const }));

@@ -3,16 +3,17 @@
 // → body → idempotency → zod validators → handler), the OpenAPI operation, and the route-wide tests (auth
 // matrix, hostile input, route rules) all derive from it.
 import { createRoute, OpenAPIHono, type z } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { LinkObject, SchemaObject } from 'openapi3-ts/oas31';
 import type { Credential } from '../auth/credential';
 import type { Guard } from '../auth/guards';
 import type { AppEnv, GuardedEnv } from '../env';
 import type { ErrorCode } from '../errors';
 import { IDEMPOTENCY_KEY_PATTERN, withIdempotency } from '../middleware/idempotency';
+import { MAX_JSON_BODY_BYTES, readJsonBody } from '../middleware/json-body';
 import { type RateLimitCode, type RouteLimit, rateLimit } from '../middleware/rate-limit';
 import { errorResponses, headerRef, operationId } from '../openapi/document';
-import { declaredQueryOnly, invalidInput, MAX_JSON_BODY_BYTES, readJsonBody } from '../validation';
+import { declaredQueryOnly, invalidInput } from '../validation';
 
 export type Tag =
   | 'Service'
@@ -47,6 +48,11 @@ type Shape = {
   status: 200 | 201;
   content: MediaContent;
 };
+
+/** The contract's success envelope, `{ success: true, data }`, answered with `status` (200 unless said). */
+export function ok<T, S extends 200 | 201 = 200>(c: Context, data: T, status: S = 200 as S) {
+  return c.json({ success: true as const, data }, status);
+}
 
 export type RouteDeclaration<T extends Shape> = {
   method: T['method'];
@@ -110,26 +116,22 @@ function inOrder<E extends AppEnv>(handlers: MiddlewareHandler<E>[]): Middleware
   };
 }
 
-export function route<
-  const M extends Method,
-  const P extends string,
-  E extends AppEnv,
-  S extends 200 | 201,
-  C extends MediaContent,
-  Q extends Params = undefined,
-  R extends Params = undefined,
-  B extends z.ZodType | undefined = undefined,
->(
-  d: RouteDeclaration<{ method: M; path: P; env: E; query: Q; params: R; body: B; status: S; content: C }>,
-): DeclaredRoute<{ method: M; path: P; env: E; query: Q; params: R; body: B; status: S; content: C }> {
-  const limitCode = d.limit ? (d.limit.code ?? 'RATE_LIMITED') : undefined;
-  const middleware = [
+/** A declaration whatever its types carry (every optional part allowed): what the parts of `route` read. */
+type AnyDeclaration = RouteDeclaration<Omit<Shape, 'env' | 'body'> & { env: GuardedEnv<Credential>; body: z.ZodType }>;
+
+/** The guard, then the rate limit, the query rule and the JSON body reader, in that order. */
+function middlewareOf(d: AnyDeclaration, limitCode: RateLimitCode | undefined): MiddlewareHandler<AppEnv>[] {
+  return [
     d.guard.middleware,
     ...(d.limit ? [rateLimit(d.limit.bucket, limitCode)] : []),
     ...(d.unknownQuery === 'ignored' ? [] : [declaredQueryOnly(Object.keys(d.query?.shape ?? {}))]),
     ...(d.body ? [readJsonBody(d.bodyLimit)] : []),
-  ] as MiddlewareHandler<E>[];
-  const errors: ErrorCode[] = [
+  ] as MiddlewareHandler<AppEnv>[];
+}
+
+/** Every error the route can answer: its guard's, its limit's, its body's and parameters', and its own. */
+function errorsOf(d: AnyDeclaration, limitCode: RateLimitCode | undefined): ErrorCode[] {
+  return [
     ...d.guard.errors,
     ...(limitCode ? [limitCode] : []),
     // Every route refuses undeclared query parameters.
@@ -138,30 +140,40 @@ export function route<
     ...(d.idempotent ? (['INVALID_INPUT', 'IDEMPOTENCY_CONFLICT'] as const) : []),
     ...(d.errors ?? []),
   ];
-  const headers = {
+}
+
+/** The headers of a success: the request id, and the rate-limit and replay headers where they apply. */
+function successHeadersOf(d: AnyDeclaration) {
+  return {
     'X-Request-Id': headerRef('X-Request-Id'),
     ...(d.limit
       ? Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, headerRef(h)]))
       : {}),
     ...(d.idempotent ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}),
   };
-  const body = d.body
-    ? {
-        required: true,
-        description: `JSON, at most ${d.bodyLimit ?? MAX_JSON_BODY_BYTES} bytes (413 beyond)`,
-        'x-max-body-bytes': d.bodyLimit ?? MAX_JSON_BODY_BYTES,
-        content: { 'application/json': { schema: d.body, ...(d.bodyExample ? { example: d.bodyExample } : {}) } },
-      }
-    : d.form
-      ? { required: true, content: { [d.form.mediaType]: { schema: d.form.schema, example: d.form.example } } }
-      : undefined;
+}
+
+/** The request body as the document shows it: JSON with its limit, or a form the handler reads. */
+function requestBodyOf(d: AnyDeclaration) {
+  if (d.body) {
+    return {
+      required: true,
+      description: `JSON, at most ${d.bodyLimit ?? MAX_JSON_BODY_BYTES} bytes (413 beyond)`,
+      'x-max-body-bytes': d.bodyLimit ?? MAX_JSON_BODY_BYTES,
+      content: { 'application/json': { schema: d.body, ...(d.bodyExample ? { example: d.bodyExample } : {}) } },
+    };
+  }
+  if (d.form)
+    return { required: true, content: { [d.form.mediaType]: { schema: d.form.schema, example: d.form.example } } };
+  return undefined;
+}
+
+/** The error responses, with the route's pages; a page shares its status with the JSON error of that status. */
+function failureResponsesOf(d: AnyDeclaration, errors: ErrorCode[], headers: object) {
   const responses: Record<string, { description: string; content?: object; headers?: object }> = errorResponses(
     errors,
-    {
-      rateLimitHeaders: Boolean(d.limit),
-    },
+    { rateLimitHeaders: Boolean(d.limit) },
   );
-  // A page shares its status with the JSON error of that status (e.g. the hosted page's 500).
   for (const [status, page] of Object.entries(d.pages ?? {})) {
     const error = responses[status];
     responses[status] = error
@@ -172,6 +184,37 @@ export function route<
         }
       : { ...page, headers };
   }
+  return responses;
+}
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header' as const,
+  required: false,
+  description: 'Replays the first successful response for 24 h instead of sending again',
+  schema: { type: 'string' as const, pattern: IDEMPOTENCY_KEY_PATTERN },
+};
+
+/**
+ * Declares a route once: its middleware (guard, limit, query rule, body reader), its document entry
+ * (errors, headers, body, responses) and, through its types, the handler's validated input and credential.
+ */
+export function route<
+  const M extends Method,
+  const P extends string,
+  E extends AppEnv,
+  S extends 200 | 201,
+  C extends MediaContent,
+  Q extends Params = undefined,
+  R extends Params = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(
+  declaration: RouteDeclaration<{ method: M; path: P; env: E; query: Q; params: R; body: B; status: S; content: C }>,
+): DeclaredRoute<{ method: M; path: P; env: E; query: Q; params: R; body: B; status: S; content: C }> {
+  const d = declaration as unknown as AnyDeclaration;
+  const limitCode = d.limit ? (d.limit.code ?? 'RATE_LIMITED') : undefined;
+  const headers = successHeadersOf(d);
+  const body = requestBodyOf(d);
   const declared = createRoute({
     method: d.method,
     path: d.path,
@@ -181,20 +224,8 @@ export function route<
     ...(d.description ? { description: d.description } : {}),
     security: d.guard.security,
     ...(d.unknownQuery === 'ignored' ? { 'x-unknown-query': 'ignored' } : {}),
-    middleware: inOrder(middleware),
-    ...(d.idempotent
-      ? {
-          parameters: [
-            {
-              name: 'Idempotency-Key',
-              in: 'header' as const,
-              required: false,
-              description: 'Replays the first successful response for 24 h instead of sending again',
-              schema: { type: 'string' as const, pattern: IDEMPOTENCY_KEY_PATTERN },
-            },
-          ],
-        }
-      : {}),
+    middleware: inOrder(middlewareOf(d, limitCode)),
+    ...(d.idempotent ? { parameters: [IDEMPOTENCY_KEY_PARAMETER] } : {}),
     request: { params: d.params, query: d.query, ...(body ? { body } : {}) },
     responses: {
       [d.success.status]: {
@@ -203,7 +234,7 @@ export function route<
         content: d.success.content,
         ...(d.success.links ? { links: d.success.links } : {}),
       },
-      ...responses,
+      ...failureResponsesOf(d, errorsOf(d, limitCode), headers),
     },
   });
   // Idempotency wraps the handler (see router()): it must run after the zod validators.

@@ -6,7 +6,7 @@ import { findBody } from '../mail/bodies';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageRequest } from '../schemas/common';
 import { emailDetailResponse, emailIdParam, emailListResponse, sendLogQuery } from '../schemas/emails';
-import { json, route, router } from './route';
+import { json, ok, route, router } from './route';
 
 // Reading what was sent: the send log (route 2) and one email whole. A test key sees only mail queued
 // with test keys, a live key only live mail.
@@ -15,7 +15,7 @@ const sendLog = route({
   method: 'get',
   path: '/api/v1/emails',
   tag: 'Mail',
-  summary: 'The send log (2)',
+  summary: 'The send log',
   description: `Newest first; \`status\`, \`to\` and \`tag\` narrow it down. ${RETENTION_NOTE.emails}`,
   guard: mailApi,
   limit: { bucket: 'read' },
@@ -111,7 +111,7 @@ export const sendLogRoutes = router()
       status: e.status,
       createdAt: e.createdAt,
     }));
-    return c.json({ success: true as const, data: pageData('emails', { ...page, items: emails }, request) }, 200);
+    return ok(c, pageData('emails', { ...page, items: emails }, request));
   })
   .openapi(getEmail, async (c) => {
     const { accountId, mode } = c.var.credential;
@@ -120,40 +120,34 @@ export const sendLogRoutes = router()
     const found = await readOwnWrite(c.env.DB, (db) => findEmailDetail(db, owner, emailId));
     if (!found) throw new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
     const { email, recipients, events } = found;
-    const body = await findBody(c.env.BODIES, email);
-    return c.json(
-      {
-        success: true as const,
-        data: {
-          id: email.id,
-          status: email.status,
-          from: email.fromEmail,
-          to: email.toAddresses,
-          cc: email.ccAddresses,
-          bcc: email.bccAddresses,
-          replyTo: email.replyTo,
-          subject: email.subject,
-          messageId: email.messageId,
-          ...(body?.html != null ? { html: body.html } : {}),
-          ...(body?.text != null ? { text: body.text } : {}),
-          tags: email.tags,
-          headers: email.headers,
-          attachments: email.attachments.map((a) => ({
-            filename: a.filename,
-            contentType: a.contentType,
-            ...(a.contentId ? { contentId: a.contentId } : {}),
-            size: a.size,
-          })),
-          ...(email.scheduledAt ? { scheduledAt: email.scheduledAt } : {}),
-          test: email.test,
-          createdAt: email.createdAt,
-          ...(email.sentAt ? { sentAt: email.sentAt } : {}),
-          attempts: email.attempts,
-          ...(email.lastReply ? { lastReply: email.lastReply } : {}),
-          recipients,
-          events,
-        },
-      },
-      200,
-    );
+    const body = await findBody(c.env.BODIES, email.id);
+    return ok(c, {
+      id: email.id,
+      status: email.status,
+      from: email.fromEmail,
+      to: email.toAddresses,
+      cc: email.ccAddresses,
+      bcc: email.bccAddresses,
+      replyTo: email.replyTo,
+      subject: email.subject,
+      messageId: email.messageId,
+      ...(body?.html != null ? { html: body.html } : {}),
+      ...(body?.text != null ? { text: body.text } : {}),
+      tags: email.tags,
+      headers: email.headers,
+      attachments: email.attachments.map((a) => ({
+        filename: a.filename,
+        contentType: a.contentType,
+        ...(a.contentId ? { contentId: a.contentId } : {}),
+        size: a.size,
+      })),
+      ...(email.scheduledAt ? { scheduledAt: email.scheduledAt } : {}),
+      test: email.test,
+      createdAt: email.createdAt,
+      ...(email.sentAt ? { sentAt: email.sentAt } : {}),
+      attempts: email.attempts,
+      ...(email.lastReply ? { lastReply: email.lastReply } : {}),
+      recipients,
+      events,
+    });
   });

@@ -13,7 +13,7 @@ import {
   suppressionParam,
   suppressionResponse,
 } from '../schemas/suppressions';
-import { json, route, router } from './route';
+import { json, ok, route, router } from './route';
 
 const SUPPRESSION = {
   email: 'ada@example.com',
@@ -83,17 +83,17 @@ export const suppressionRoutes = router()
   .openapi(list, async (c) => {
     const request = pageRequest(c.req.valid('query'));
     const page = await listSuppressions(c.env.DB, c.var.credential.accountId, request);
-    return c.json({ success: true as const, data: pageData('suppressions', page, request) }, 200);
+    return ok(c, pageData('suppressions', page, request));
   })
   .openapi(add, async (c) => {
     const { email, reason } = c.req.valid('json');
     const entry = await addSuppression(c.env.DB, c.var.credential.accountId, canonicalAddress(email), reason ?? null);
-    return c.json({ success: true as const, data: entry }, 201);
+    return ok(c, entry, 201);
   })
   .openapi(remove, async (c) => {
     const email = canonicalAddress(c.req.valid('param').email);
     if (!(await removeSuppression(c.env.DB, c.var.credential.accountId, email))) {
       throw new ApiError('SUPPRESSION_NOT_FOUND', 'email: not on the suppression list of this account');
     }
-    return c.json({ success: true as const, data: { email, deleted: true as const } }, 200);
+    return ok(c, { email, deleted: true as const });
   });

@@ -11,14 +11,14 @@ import {
   updateTemplate,
 } from '../db/templates';
 import { ApiError } from '../errors';
+import { acceptEmails, queuedView } from '../mail/accept';
 import { healthCheckMessage } from '../mail/health-check';
-import { acceptEmails, queuedView } from '../mail/submit';
 import { linksFilling, linkTo } from '../openapi/document';
 import { pageQuery, pageRequest } from '../schemas/common';
 import { queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
 import { emailLinks, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './emails';
-import { json, route, router } from './route';
+import { json, ok, route, router } from './route';
 
 // Template management (create/update/delete) counts against the per-credential read bucket.
 
@@ -46,7 +46,7 @@ const sendWithTemplate = route({
   path: '/api/v1/templates/send',
   ...SENDING,
   tag: 'Templates',
-  summary: 'Send using a template (3)',
+  summary: 'Send using a template',
   body: schema.templateSendBody,
   bodyExample: { to: 'ada@example.com', templateId: TEMPLATE.id, vars: { name: 'Ada' } },
   success: {
@@ -64,7 +64,7 @@ const sendTest = route({
   method: 'post',
   path: '/api/v1/templates/send-test',
   tag: 'Templates',
-  summary: 'Send the account-health test email (4)',
+  summary: 'Send the account-health test email',
   guard: mailApi,
   limit: { bucket: 'mail' },
   idempotent: true,
@@ -78,7 +78,7 @@ const list = route({
   method: 'get',
   path: '/api/v1/templates',
   tag: 'Templates',
-  summary: 'List templates (5)',
+  summary: 'List templates',
   guard: mailApi,
   limit: { bucket: 'read' },
   query: pageQuery,
@@ -132,7 +132,7 @@ const get = route({
   method: 'get',
   path: '/api/v1/templates/{templateId}',
   tag: 'Templates',
-  summary: 'Get a template (6)',
+  summary: 'Get a template',
   guard: mailApi,
   limit: { bucket: 'read' },
   params: schema.templateIdParam,
@@ -182,7 +182,7 @@ export const templateRoutes = router()
       countTowardsAllowance: false,
       jsonBody: c.var.jsonBody,
     });
-    return c.json({ success: true as const, data: { ...queuedView(email!), templateId: email!.templateId! } }, 200);
+    return ok(c, { ...queuedView(email!), templateId: email!.templateId! });
   })
   .openapi(sendTest, async (c) => {
     requireSmtp(c.env);
@@ -195,7 +195,7 @@ export const templateRoutes = router()
       [{ ...body, ...healthCheckMessage(account?.name ?? accountId, new Date()) }],
       { countTowardsAllowance: false, jsonBody: c.var.jsonBody },
     );
-    return c.json({ success: true as const, data: { id: email!.id, status: 'QUEUED' as const } }, 200);
+    return ok(c, { id: email!.id, status: 'QUEUED' as const });
   })
   .openapi(list, async (c) => {
     const request = pageRequest(c.req.valid('query'));
@@ -206,7 +206,7 @@ export const templateRoutes = router()
     );
     const summaries = items.map((t) => ({ id: t.id, name: t.name, subject: t.subject, updatedAt: t.updatedAt }));
     const { page, limit } = request;
-    return c.json({ success: true as const, data: { page, limit, total, items: summaries, nextCursor } }, 200);
+    return ok(c, { page, limit, total, items: summaries, nextCursor });
   })
   .openapi(create, async (c) => {
     const body = c.req.valid('json');
@@ -216,16 +216,13 @@ export const templateRoutes = router()
       htmlBody: body.htmlBody ?? '',
       textBody: body.textBody ?? '',
     });
-    return c.json(
-      { success: true as const, data: { ...templateDetail(template), updatedAt: template.updatedAt } },
-      201,
-    );
+    return ok(c, { ...templateDetail(template), updatedAt: template.updatedAt }, 201);
   })
   .openapi(get, async (c) => {
     const { templateId } = c.req.valid('param');
     const template = await readOwnWrite(c.env.DB, (db) => findTemplate(db, c.var.credential.accountId, templateId));
     if (!template) throw templateNotFound();
-    return c.json({ success: true as const, data: templateDetail(template) }, 200);
+    return ok(c, templateDetail(template));
   })
   .openapi(update, async (c) => {
     const accountId = c.var.credential.accountId;
@@ -238,13 +235,10 @@ export const templateRoutes = router()
     }
     const template = await updateTemplate(c.env.DB, accountId, templateId, change);
     if (!template) throw templateNotFound();
-    return c.json(
-      { success: true as const, data: { ...templateDetail(template), updatedAt: template.updatedAt } },
-      200,
-    );
+    return ok(c, { ...templateDetail(template), updatedAt: template.updatedAt });
   })
   .openapi(remove, async (c) => {
     const { templateId } = c.req.valid('param');
     if (!(await deleteTemplate(c.env.DB, c.var.credential.accountId, templateId))) throw templateNotFound();
-    return c.json({ success: true as const, data: { id: templateId, deleted: true as const } }, 200);
+    return ok(c, { id: templateId, deleted: true as const });
   });

@@ -3,13 +3,13 @@ import { anyone } from '../auth/guards';
 import type { OtpBranding } from '../db/otp-branding';
 import type { AppEnv } from '../env';
 import { ApiError } from '../errors';
+import { readCapped } from '../middleware/json-body';
 import { brandingOf } from '../otp/branding';
 import { otpStatus, verifyOtp } from '../otp/engine';
 import { type Language, languageOf } from '../otp/languages';
 import { pageLanguage } from '../otp/page-text';
 import { isFinal, logoOrigin, type PageState, pageStateOf, renderVerifyPage, stateMessage } from '../otp/verify-page';
 import { verifyPageAnswer, verifyPageForm, verifyPageQuery } from '../schemas/otp';
-import { readCapped } from '../validation';
 import { route, router } from './route';
 
 const MAX_FORM_BYTES = 4096;

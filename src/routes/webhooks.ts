@@ -24,7 +24,7 @@ import * as schema from '../schemas/webhooks';
 import { queueDeliveries } from '../webhooks/deliver';
 import { type EventType, scopeOfEvent } from '../webhooks/events';
 import { forgetSubscriptions } from '../webhooks/produce';
-import { json, route, router } from './route';
+import { json, ok, route, router } from './route';
 
 const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', 'webhookId: no such webhook endpoint for this account');
 
@@ -235,15 +235,15 @@ export const webhookRoutes = router()
     });
     if (!endpoint) throw new ApiError('WEBHOOK_LIMIT_REACHED', 'An account has at most 20 webhook endpoints');
     forgetSubscriptions(c.var.credential.accountId);
-    return c.json({ success: true as const, data: { ...view(endpoint), secret: endpoint.secret } }, 201);
+    return ok(c, { ...view(endpoint), secret: endpoint.secret }, 201);
   })
   .openapi(list, async (c) => {
     const endpoints = await listEndpoints(c.env.DB, c.var.credential.accountId);
-    return c.json({ success: true as const, data: { webhooks: endpoints.map(view) } }, 200);
+    return ok(c, { webhooks: endpoints.map(view) });
   })
   .openapi(get, async (c) => {
     const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
-    return c.json({ success: true as const, data: view(endpoint) }, 200);
+    return ok(c, view(endpoint));
   })
   .openapi(update, async (c) => {
     const body = c.req.valid('json');
@@ -258,39 +258,33 @@ export const webhookRoutes = router()
     });
     if (!endpoint) throw notFound();
     forgetSubscriptions(c.var.credential.accountId);
-    return c.json({ success: true as const, data: { ...view(endpoint), ...(secret ? { secret } : {}) } }, 200);
+    return ok(c, { ...view(endpoint), ...(secret ? { secret } : {}) });
   })
   .openapi(remove, async (c) => {
     const { webhookId } = c.req.valid('param');
     if (!(await deleteEndpoint(c.env.DB, c.var.credential.accountId, webhookId))) throw notFound();
-    return c.json({ success: true as const, data: { id: webhookId, deleted: true as const } }, 200);
+    return ok(c, { id: webhookId, deleted: true as const });
   })
   .openapi(test, async (c) => {
     const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
     const id = await insertTestDelivery(c.env.DB, endpoint);
     await queueDeliveries(c.env, [id]);
     const now = new Date().toISOString();
-    return c.json(
-      {
-        success: true as const,
-        data: {
-          id,
-          eventType: 'webhook.test',
-          status: 'pending' as const,
-          attempts: 0,
-          createdAt: now,
-          updatedAt: now,
-        },
-      },
-      200,
-    );
+    return ok(c, {
+      id,
+      eventType: 'webhook.test',
+      status: 'pending' as const,
+      attempts: 0,
+      createdAt: now,
+      updatedAt: now,
+    });
   })
   .openapi(deliveries, async (c) => {
     const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
     const request = pageRequest(c.req.valid('query'));
     const page = await listDeliveries(c.env.DB, endpoint.id, request);
     const data = pageData('deliveries', { ...page, items: page.items.map(deliveryView) }, request);
-    return c.json({ success: true as const, data }, 200);
+    return ok(c, data);
   })
   .openapi(retry, async (c) => {
     const { webhookId, deliveryId } = c.req.valid('param');
@@ -298,5 +292,5 @@ export const webhookRoutes = router()
     const delivery = await resetDelivery(c.env.DB, endpoint.id, deliveryId);
     if (!delivery) throw new ApiError('DELIVERY_NOT_FOUND', 'deliveryId: no such delivery for this endpoint');
     await queueDeliveries(c.env, [delivery.id]);
-    return c.json({ success: true as const, data: deliveryView(delivery) }, 200);
+    return ok(c, deliveryView(delivery));
   });

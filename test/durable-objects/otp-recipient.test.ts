@@ -1,5 +1,5 @@
 // OtpRecipient: every session and both per-recipient OTP limits of one recipient in one object
-// (decisions.md "One-time codes", "Rate limits"). Route behaviour is in test/routes/*-otp*.test.ts.
+// (decisions.md "One-time codes", "Rate limits"). Route behaviour is in test/routes/otp/.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';

@@ -101,9 +101,8 @@ describe('npm start', () => {
     const first = await startScript(dir);
     await waitForLine(first, /^\[postcode\] ready$/, 120_000);
 
-    expect(first.lines.filter((line) => /migration|database/i.test(line))).toEqual([
-      `[postcode] ${migrations.length} migrations applied`,
-    ]);
+    const applied = migrations.length === 1 ? '1 migration' : `${migrations.length} migrations`;
+    expect(first.lines.filter((line) => /migration|database/i.test(line))).toEqual([`[postcode] ${applied} applied`]);
     expect(first.lines.filter((line) => /[│┌├└]/.test(line))).toEqual([]);
     expect(first.lines.filter((line) => /warn|▲/i.test(line))).toEqual([]);
     await cleanups.pop()!();

@@ -7,7 +7,7 @@ import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
-import type { QueuedJob } from '../../src/queue/jobs';
+import type { MailJob } from '../../src/queue/jobs';
 import { deleteExpired } from '../../src/retention';
 import { eventually, newAccount, UNLIMITED, uniqueAddress } from '../support/api';
 import { runJobs } from '../support/delivery';
@@ -78,18 +78,18 @@ function metered<T extends Pick<D1Database, 'prepare' | 'batch'>>(db: T, tally: 
 }
 
 /** Queue messages kept for the consumers run by hand. */
-const heldQueue = (held: QueuedJob[]) =>
+const heldQueue = (held: MailJob[]) =>
   ({
-    send: async (body: QueuedJob) => void held.push(body),
-    sendBatch: async (messages: { body: QueuedJob }[]) => void held.push(...messages.map((m) => m.body)),
+    send: async (body: MailJob) => void held.push(body),
+    sendBatch: async (messages: { body: MailJob }[]) => void held.push(...messages.map((m) => m.body)),
   }) as unknown as Queue;
 
 it(`measures D1 per accepted email over its life (${EMAILS} emails)`, { timeout: 600_000 }, async () => {
   const { mailKey } = await newAccount('D1 per email');
   await newWebhook(mailKey, EMAIL_EVENTS);
   const phases = { accept: newTally(), deliver: newTally(), webhooks: newTally(), retention: newTally() };
-  const mailJobs: QueuedJob[] = [];
-  const webhookJobs: QueuedJob[] = [];
+  const mailJobs: MailJob[] = [];
+  const webhookJobs: MailJob[] = [];
   const bindings = (tally: Tally) => ({
     ...UNLIMITED,
     DB: metered(env.DB, tally),

@@ -345,20 +345,6 @@ describe('RateCounter Durable Object', () => {
     expect(await stub.peek(5, 3600, 'long')).toMatchObject({ allowed: true, remaining: 4 });
   });
 
-  it('the alarm of an object from before named logs deletes its old storage', async () => {
-    const stub = counter();
-    await runInDurableObject(stub, async (_instance, state) => {
-      state.storage.sql.exec('CREATE TABLE hits (at INTEGER NOT NULL)');
-      state.storage.sql.exec('INSERT INTO hits (at) VALUES (?)', Date.now());
-      await state.storage.setAlarm(Date.now() + 60_000);
-    });
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
-    const tables = await runInDurableObject(stub, (_instance, state) =>
-      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'hits'").toArray(),
-    );
-    expect(tables).toEqual([]);
-  });
-
   it('refused hits do not keep the window full once the counted hits have left it', async () => {
     const stub = counter();
     const start = Date.now();

@@ -118,24 +118,8 @@ describe('queue consumer: delivery outcomes', () => {
   });
 });
 
-describe('queue consumer: jobs from before kinds (messages in flight at a deploy)', () => {
-  it('an email job without a kind is delivered as an email job, and dead-lettered as one', async () => {
-    const { accountId } = await newAccount();
-    const to = uniqueAddress('legacy');
-    const id = await storedEmail(accountId, to);
-    const result = await runJobs([{ emailId: id }]);
-    expect(result.explicitAcks).toEqual([`msg-0-${id}`]);
-    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT', attempts: 1 });
-    expect(await inbox(to)).toHaveLength(1);
-
-    const failing = await storedEmail(accountId, uniqueAddress('tempfail-always'));
-    await runJobs([{ emailId: failing }]);
-    expect((await runJobs([{ emailId: failing }], 6, 'postcode-mail-dlq')).explicitAcks).toEqual([`msg-0-${failing}`]);
-    // The dead-letter queue does not decide an email: its row does (see below).
-    expect(await findEmail(env.DB, failing)).toMatchObject({ status: 'QUEUED', attempts: 1 });
-  });
-
-  it("an OTP retry with the old kind 'otp' mails a fresh code for the session (the first stays valid), and it verifies", async () => {
+describe('queue consumer: OTP retries', () => {
+  it('an OTP retry mails a fresh code for the session (the first stays valid), and it verifies', async () => {
     const { accountId } = await newAccount();
     const email = uniqueAddress('legacy-otp');
     const caller = { accountId, channel: 'backend', rateLimitCode: 'OTP_RATE_LIMITED' } as const;
@@ -144,9 +128,10 @@ describe('queue consumer: jobs from before kinds (messages in flight at a deploy
     const first = await codeFromInbox(email);
 
     const job = {
-      kind: 'otp' as const,
+      kind: 'otp-retry' as const,
       sessionId: sent.sessionId,
       accountId,
+      channel: 'backend' as const,
       email,
       subject: 'Your code',
       digits: 6,
@@ -154,7 +139,7 @@ describe('queue consumer: jobs from before kinds (messages in flight at a deploy
       from: { email: 'no-reply@postcode.dev', name: 'postcode' },
     };
     const result = await runJobs([job]);
-    expect(result.explicitAcks).toEqual(['msg-0-otp']);
+    expect(result.explicitAcks).toEqual(['msg-0-otp-retry']);
     expect(result.retryMessages).toEqual([]);
     const fresh = await codeFromInbox(email, 6, 2);
     // Every code mailed for a session stays valid until it expires: the retry adds one.
@@ -167,25 +152,20 @@ describe('queue consumer: jobs from before kinds (messages in flight at a deploy
     expect(await verifyOtp(env, caller, request)).toMatchObject({ result: 'verified' });
   });
 
-  it("a dead-lettered OTP retry (old kind 'otp' or 'otp-retry') is acked and nothing is sent", async () => {
+  it('a dead-lettered OTP retry is acked and nothing is sent', async () => {
     const body = {
+      kind: 'otp-retry' as const,
       sessionId: 'otp_gone',
       accountId: 'acc_gone',
+      channel: 'backend' as const,
       email: uniqueAddress('dlq-otp'),
       subject: 's',
       digits: 6,
       expiresAt: Date.now() + 60_000,
       from: { email: 'no-reply@postcode.dev', name: null },
     };
-    const result = await runJobs(
-      [
-        { ...body, kind: 'otp' },
-        { ...body, kind: 'otp-retry' },
-      ],
-      6,
-      'postcode-mail-dlq',
-    );
-    expect(result.explicitAcks.sort()).toEqual(['msg-0-otp', 'msg-1-otp-retry']);
+    const result = await runJobs([body], 6, 'postcode-mail-dlq');
+    expect(result.explicitAcks).toEqual(['msg-0-otp-retry']);
     expect(await inbox(body.email)).toHaveLength(0);
   });
 });

@@ -6,7 +6,7 @@ import type { NewEmail } from '../../src/db/emails';
 import { newId } from '../../src/ids';
 import worker from '../../src/index';
 import { storeBodies } from '../../src/mail/bodies';
-import type { QueuedJob } from '../../src/queue/jobs';
+import type { MailJob } from '../../src/queue/jobs';
 
 /**
  * Stores a QUEUED email (SCHEDULED with `scheduledAt`), its body in R2, without producing a queue message, so only our batches
@@ -58,8 +58,8 @@ export async function runBatch(emailIds: string[], attempts = 1, queueName = 'po
 }
 
 /** Runs jobs as written (old shapes included); message ids are `msg-<index>-<emailId or kind>`. */
-export async function runJobs(jobs: QueuedJob[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
-  const batch = createMessageBatch<QueuedJob>(
+export async function runJobs(jobs: MailJob[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
+  const batch = createMessageBatch<MailJob>(
     queueName,
     jobs.map((body, i) => ({
       id: `msg-${i}-${'emailId' in body ? body.emailId : body.kind}`,

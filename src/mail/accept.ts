@@ -1,0 +1,91 @@
+import type { NewEmail } from '../db/emails';
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { checkContentSize } from '../middleware/json-body';
+import { enqueueEmails } from '../queue/producer';
+import { type ComposedEmail, composeEmail, type MailRequest, type Sender } from './compose';
+
+function nextUtcMidnight(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+}
+
+function dailyLimitReached(now: Date): ApiError {
+  const resetAt = nextUtcMidnight(now);
+  return new ApiError(
+    'DAILY_LIMIT_REACHED',
+    'The daily sending allowance is used up; it resets at resetAt (UTC midnight)',
+    {
+      resetAt: resetAt.toISOString(),
+      headers: { 'Retry-After': String(Math.max(Math.ceil((resetAt.getTime() - now.getTime()) / 1000), 1)) },
+    },
+  );
+}
+
+/**
+ * Accepts composed emails, all or none. Freeze mode holds NORMAL mail; on route 1 and the batch the daily
+ * warm-up allowance must have room for their recipients (test-key mail sends nothing and is not counted).
+ * Settings, reservation and inserts happen in one D1 transaction.
+ */
+export async function submitEmails(
+  env: Bindings,
+  composed: ComposedEmail[],
+  options: { countTowardsAllowance: boolean },
+): Promise<NewEmail[]> {
+  const emails = composed.map((c) => c.email);
+  const counted = options.countTowardsAllowance && !emails[0]!.test;
+  const attachments = composed.flatMap((c) => c.attachments);
+  if (!(await enqueueEmails(env, emails, attachments, { countTowardsAllowance: counted }))) {
+    throw dailyLimitReached(new Date(emails[0]!.createdAt));
+  }
+  return emails;
+}
+
+/** What the send routes answer for an accepted email. */
+export const queuedView = (email: NewEmail) => ({
+  id: email.id,
+  status: email.scheduledAt ? ('SCHEDULED' as const) : ('QUEUED' as const),
+});
+
+/** Attachments of a whole batch, decoded, at most this many bytes together (each email: 10 MB). */
+const BATCH_ATTACHMENT_BYTES = 25_000_000;
+
+/** An error of one email of a batch, naming it: `emails[3].templateId: …`. */
+function inBatch(error: unknown, index: number): unknown {
+  if (!(error instanceof ApiError)) return error;
+  const prefix = `emails[${index}]`;
+  const details = error.extra.details?.map((d) => ({ ...d, path: `${prefix}.${d.path}` }));
+  return new ApiError(error.code, `${prefix}.${error.message}`, { ...error.extra, ...(details ? { details } : {}) });
+}
+
+/**
+ * Composes and accepts the emails of one request (one, or a batch: all or none, errors naming the email).
+ * Only attachment content may take the body past 512 KiB.
+ */
+export async function acceptEmails(
+  env: Bindings,
+  sender: Sender,
+  requests: MailRequest[],
+  options: { countTowardsAllowance: boolean; jsonBody: string; batch?: boolean },
+): Promise<NewEmail[]> {
+  const attachmentContent = requests.reduce(
+    (sum, r) => sum + (r.attachments ?? []).reduce((n, a) => n + (a.content?.length ?? 0), 0),
+    0,
+  );
+  checkContentSize(options.jsonBody, attachmentContent);
+  const batch = options.batch === true;
+  const composed: ComposedEmail[] = [];
+  let attachmentBytes = 0;
+  for (const [index, request] of requests.entries()) {
+    try {
+      const email = await composeEmail(env, sender, request);
+      attachmentBytes += email.email.attachments.reduce((n, a) => n + a.size, 0);
+      if (attachmentBytes > BATCH_ATTACHMENT_BYTES) {
+        throw new ApiError('INVALID_INPUT', `attachments: at most ${BATCH_ATTACHMENT_BYTES / 1_000_000} MB per batch`);
+      }
+      composed.push(email);
+    } catch (error) {
+      throw batch ? inBatch(error, index) : error;
+    }
+  }
+  return submitEmails(env, composed, options);
+}

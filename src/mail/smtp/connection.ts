@@ -115,15 +115,16 @@ export class SmtpConnection {
   private async transaction(mail: OutgoingMail, contents: ReadableStream<Uint8Array>[]): Promise<SmtpOutcome> {
     const { capabilities } = this.session;
     const recipients = mail.envelopeTo ?? mail.to;
-    const size = estimatedSize(mail);
-    if (capabilities.size !== null && size > capabilities.size) {
+    // Only a server that names a limit gets an estimate (it encodes the bodies once more).
+    const size = capabilities.size === null ? null : estimatedSize(mail);
+    if (size !== null && size > capabilities.size!) {
       const reply = `552 5.3.4 the message (about ${size} bytes) is larger than the server takes (SIZE ${capabilities.size})`;
       return { kind: 'permanent', reply, refused: [] };
     }
     // Bounces are not asked for (DSN): the envelope sender is not a mailbox postcode reads.
     const notify = capabilities.dsn ? ' NOTIFY=NEVER' : '';
     const commands = [
-      `MAIL FROM:<${mail.from.email}>${capabilities.size !== null ? ` SIZE=${size}` : ''}`,
+      `MAIL FROM:<${mail.from.email}>${size !== null ? ` SIZE=${size}` : ''}`,
       ...recipients.map((email) => `RCPT TO:<${email}>${notify}`),
       'DATA',
     ];

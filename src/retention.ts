@@ -6,7 +6,6 @@ import { config } from './config';
 import { IDEMPOTENCY_TTL_MS } from './db/idempotency';
 import { deleteEmails, deleteExpiredRows, type ExpiringRows, findExpiredEmails } from './db/retention';
 import type { Bindings } from './env';
-import { nowIso } from './ids';
 import { bodyKeyOf } from './mail/bodies';
 import { deleteObjects } from './mail/objects';
 
@@ -36,10 +35,10 @@ export async function deleteExpired(env: Bindings, now = new Date()): Promise<Re
   const idempotencyRecords = await deleteRows(
     env.DB,
     'idempotencyRecords',
-    nowIso(new Date(now.getTime() - IDEMPOTENCY_TTL_MS)),
+    new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
   );
   if (days === 0) return { emails: 0, webhookDeliveries: 0, otpHistory: 0, idempotencyRecords };
-  const cutoff = nowIso(new Date(now.getTime() - days * DAY_MS));
+  const cutoff = new Date(now.getTime() - days * DAY_MS);
   return {
     emails: await deleteEmailsBefore(env, cutoff),
     webhookDeliveries: await deleteRows(env.DB, 'webhookDeliveries', cutoff),
@@ -48,7 +47,7 @@ export async function deleteExpired(env: Bindings, now = new Date()): Promise<Re
   };
 }
 
-async function deleteEmailsBefore(env: Bindings, cutoff: string): Promise<number> {
+async function deleteEmailsBefore(env: Bindings, cutoff: Date): Promise<number> {
   let deleted = 0;
   for (let batch = 0; batch < RETENTION_BATCHES_PER_RUN; batch++) {
     const expired = await findExpiredEmails(env.DB, cutoff, RETENTION_EMAIL_BATCH);
@@ -62,7 +61,7 @@ async function deleteEmailsBefore(env: Bindings, cutoff: string): Promise<number
   return deleted;
 }
 
-async function deleteRows(db: D1Database, kind: ExpiringRows, cutoff: string): Promise<number> {
+async function deleteRows(db: D1Database, kind: ExpiringRows, cutoff: Date): Promise<number> {
   let deleted = 0;
   for (let batch = 0; batch < RETENTION_BATCHES_PER_RUN; batch++) {
     const changes = await deleteExpiredRows(db, kind, cutoff, RETENTION_ROW_BATCH);

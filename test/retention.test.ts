@@ -120,20 +120,24 @@ describe('retention: webhook deliveries, OTP history, idempotency records', () =
     // An old delivery still pending (its next attempt due tomorrow) stays; settled ones go.
     await env.DB.batch([
       env.DB.prepare(
-        `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, status, due_at, created_at, updated_at)
-         SELECT 'msg_retention_' || value, 'whk_gone', ?1, 'otp.verified', '{}',
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, status, due_at, created_at, updated_at)
+         SELECT 'msg_retention_' || value, (SELECT id FROM webhook_endpoints WHERE account_id = ?1), 'otp.verified', '{}',
            CASE value WHEN 0 THEN 'pending' WHEN 1 THEN 'delivered' ELSE 'failed' END,
-           CASE value WHEN 0 THEN ?3 ELSE ?2 END, ?2, ?2
+           CASE value WHEN 0 THEN ?3 END, ?2, ?2
          FROM json_each('[0, 1, 2]')`,
-      ).bind(accountId, daysAgo(31), daysAgo(-1)),
+      ).bind(accountId, Date.parse(daysAgo(31)), Date.parse(daysAgo(-1))),
       env.DB.prepare(
-        `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, status, due_at, created_at, updated_at)
-         VALUES ('msg_retention_recent', 'whk_gone', ?1, 'otp.verified', '{}', 'delivered', ?2, ?2, ?2)`,
-      ).bind(accountId, daysAgo(29)),
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, status, created_at, updated_at)
+         VALUES ('msg_retention_recent', (SELECT id FROM webhook_endpoints WHERE account_id = ?1), 'otp.verified', '{}',
+           'delivered', ?2, ?2)`,
+      ).bind(accountId, Date.parse(daysAgo(29))),
     ]);
     await scheduledRun();
     expect(await accountRows(accountId)).toMatchObject({ otpHistory: 2, idempotencyRecords: 1, webhookDeliveries: 2 });
-    const left = await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE account_id = ? ORDER BY id`)
+    const left = await env.DB.prepare(
+      `SELECT id FROM webhook_deliveries WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE account_id = ?)
+       ORDER BY id`,
+    )
       .bind(accountId)
       .all<{ id: string }>();
     expect(left.results.map((r) => r.id)).toEqual(['msg_retention_0', 'msg_retention_recent']);
@@ -166,9 +170,9 @@ async function seedExpired(accountId: string, count: { emails: number; history: 
   await env.DB.batch([
     env.DB.prepare(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3)
-       INSERT INTO emails (id, account_id, from_email, subject, status, message_id, created_at, updated_at)
-       SELECT ?1 || i, ?2, 'a@example.com', 'Bulk', 'SENT', '<' || i || '@bulk>', ?4, ?4 FROM n`,
-    ).bind(prefix, accountId, count.emails, daysAgo(45)),
+       INSERT INTO emails (id, account_id, from_email, subject, status, created_at, updated_at)
+       SELECT ?1 || i, ?2, 'a@example.com', 'Bulk', 'SENT', ?4, ?4 FROM n`,
+    ).bind(prefix, accountId, count.emails, Date.parse(daysAgo(45))),
     env.DB.prepare(
       `INSERT INTO email_recipients (email_id, position, address, canonical, status)
        SELECT id, 0, 'bulk@example.com', 'bulk@example.com', 'SENT' FROM emails WHERE id LIKE ?1 || '%'`,
@@ -182,7 +186,7 @@ async function seedExpired(accountId: string, count: { emails: number; history: 
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3)
        INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at)
        SELECT 'ver_' || ?1 || i, ?2, 'backend', 'otp_' || ?1 || i, 'bulk@example.com', ?4, ?4 FROM n`,
-    ).bind(prefix, accountId, count.history, daysAgo(45)),
+    ).bind(prefix, accountId, count.history, Date.parse(daysAgo(45))),
   ]);
 }
 

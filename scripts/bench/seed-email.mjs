@@ -1,7 +1,8 @@
 // One seeded email and everything the app keeps of it, as the delivery path leaves them (src/db/email-store.ts
 // and src/db/delivery.ts): its row, recipients with their outcomes, timeline, tags, the webhook deliveries
 // of its events, the bounces it added to the suppression list, and now and then an OTP verification of the
-// same customer. Plain values in the column order of seed.mjs's statements.
+// same customer. Plain values in the column order of seed.mjs's statements; times in epoch milliseconds
+// where the app keeps them so (migrations/0002_compact_rows.sql), ISO text elsewhere.
 import { category, customerAddress } from './seed-content.mjs';
 
 const DAY_MS = 86_400_000;
@@ -23,19 +24,20 @@ function outcomeOf(random) {
   return 'SENT';
 }
 
-/** A webhook delivery of an event (nearly all delivered at the first attempt), for an account with an endpoint. */
+/**
+ * A webhook delivery of an event (nearly all delivered at the first attempt), for an account with an endpoint:
+ * settled, so due no more.
+ */
 function deliveryOf(random, type, data, atMs) {
-  const at = iso(atMs + 400);
   const failed = random.next() < 0.01;
-  const payload = JSON.stringify({ type, createdAt: iso(atMs), data });
   return [
     `msg_${random.hex(26)}`,
     type,
-    payload,
+    JSON.stringify(data),
     failed ? 'failed' : 'delivered',
     failed ? 10 : 1,
     failed ? 500 : 200,
-  ].concat([failed ? 'HTTP 500' : null, at, iso(atMs), at]);
+  ].concat([failed ? 'HTTP 500' : null, null, atMs, atMs + 400]);
 }
 
 /**
@@ -55,8 +57,8 @@ export function emailOf(random, account, { n, now, customers }) {
   const done = created + (deferred ? 10_000 : 300) + random.int(2_000);
   const final = status !== 'SCHEDULED' && status !== 'CANCELED';
   let scheduledAt = null;
-  if (status === 'SCHEDULED') scheduledAt = iso(now + DAY_MS + random.int(6 * DAY_MS));
-  if (status === 'CANCELED') scheduledAt = iso(created + DAY_MS);
+  if (status === 'SCHEDULED') scheduledAt = now + DAY_MS + random.int(6 * DAY_MS);
+  if (status === 'CANCELED') scheduledAt = created + DAY_MS;
 
   // 1-3 recipients: a cc of another customer now and then, a bcc to the sender's archive.
   const list = [{ ...customer, kind: 'to' }];
@@ -91,12 +93,11 @@ export function emailOf(random, account, { n, now, customers }) {
     subject,
     kind.value === 'password-reset' || kind.value === 'sign-in' ? 'URGENT' : 'NORMAL',
     status,
-    `<${id}@${domain}>`,
     !final || status === 'SUPPRESSED' ? 0 : deferred ? 2 : 1,
     bounced.some(Boolean) ? BOUNCE : deferred ? DEFERRAL : null,
-    iso(created),
-    iso(final ? done : created),
-    status === 'SENT' ? iso(done) : null,
+    created,
+    final ? done : created,
+    status === 'SENT' ? done : null,
     status === 'SCHEDULED' ? scheduledAt : null,
     scheduledAt,
     random.next() < 0.3 ? JSON.stringify([`support@${domain}`]) : '[]',
@@ -105,17 +106,17 @@ export function emailOf(random, account, { n, now, customers }) {
     test,
   ];
 
-  const events = [[scheduledAt ? 'scheduled' : 'queued', iso(created), scheduledAt]];
-  if (status === 'CANCELED') events.push(['canceled', iso(created + 600_000), null]);
-  if (deferred) events.push(['deferred', iso(created + 1_000), DEFERRAL]);
+  const events = [[scheduledAt ? 'scheduled' : 'queued', created, scheduledAt && iso(scheduledAt)]];
+  if (status === 'CANCELED') events.push(['canceled', created + 600_000, null]);
+  if (deferred) events.push(['deferred', created + 1_000, DEFERRAL]);
   const sent = list.filter((_, i) => !bounced[i]).map((r) => r.address);
-  if (status === 'SENT') events.push(['sent', iso(done), sent.join(', ')]);
+  if (status === 'SENT') events.push(['sent', done, sent.join(', ')]);
   const deliveries = [];
   const suppressions = [];
   const toAddresses = list.filter((r) => r.kind === 'to').map((r) => r.address);
   list.forEach((r, i) => {
-    if (bounced[i]) events.push(['failed', iso(done), `${r.address}: ${BOUNCE}`]);
-    if (status === 'SUPPRESSED') events.push(['suppressed', iso(done), r.address]);
+    if (bounced[i]) events.push(['failed', done, `${r.address}: ${BOUNCE}`]);
+    if (status === 'SUPPRESSED') events.push(['suppressed', done, r.address]);
     if (!final) return;
     const type = bounced[i] ? 'email.failed' : status === 'SUPPRESSED' ? 'email.suppressed' : 'email.sent';
     const data = { emailId: id, to: toAddresses, subject, status, tags, test: test === 1, recipient: r.address };
@@ -132,7 +133,7 @@ export function emailOf(random, account, { n, now, customers }) {
   if (random.next() < OTP_PER_EMAIL) {
     const sessionId = random.sessionId();
     const channel = random.next() < 0.7 ? 'backend' : 'instant';
-    otp = [random.id('ver'), channel, sessionId, customer.canonical, iso(created), iso(created + 25_000)];
+    otp = [random.id('ver'), channel, sessionId, customer.canonical, created, created + 25_000];
     const data = { sessionId, email: customer.canonical, channel };
     if (account.endpoint) deliveries.push(deliveryOf(random, 'otp.verified', data, created + 25_000));
   }
@@ -141,7 +142,7 @@ export function emailOf(random, account, { n, now, customers }) {
     row,
     status,
     /** What tags repeat of their email: account, mode, time. */
-    owner: [account.id, test, iso(created)],
+    owner: [account.id, test, created],
     recipients,
     events,
     tags: tags.map((t) => [t.name, t.value]),

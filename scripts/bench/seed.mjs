@@ -126,8 +126,8 @@ export function seedEmails(path, { from, to, largeId, keep }) {
   const email = run(
     'emails',
     `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject, priority,
-      status, message_id, attempts, last_reply, created_at, updated_at, sent_at, held, due_at, scheduled_at, reply_to,
-      headers, tags, test) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
+      status, attempts, last_reply, created_at, updated_at, sent_at, held, due_at, scheduled_at, reply_to,
+      headers, tags, test) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
   );
   const recipient = run(
     'recipients',
@@ -140,8 +140,8 @@ export function seedEmails(path, { from, to, largeId, keep }) {
   );
   const delivery = run(
     'deliveries',
-    `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, status, attempts, last_status,
-      last_error, due_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, status, attempts, last_status,
+      last_error, due_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const suppress = run(
     'suppressions',
@@ -163,7 +163,7 @@ export function seedEmails(path, { from, to, largeId, keep }) {
     for (const r of e.recipients) recipient(e.id, ...r);
     for (const [i, ev] of e.events.entries()) event(e.id, i + 1, ...ev);
     for (const t of e.tags) tag(e.id, ...e.owner, e.status, ...t);
-    for (const [deliveryId, ...rest] of e.deliveries) delivery(deliveryId, account.endpoint, account.id, ...rest);
+    for (const [deliveryId, ...rest] of e.deliveries) delivery(deliveryId, account.endpoint, ...rest);
     for (const s of e.suppressions) suppress(account.id, ...s);
     if (e.otp) verification(e.otp[0], account.id, ...e.otp.slice(1));
     if (account.index === 0 && e.sample) keep(e.id, e.sample);

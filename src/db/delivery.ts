@@ -56,13 +56,7 @@ export async function claimForDelivery(
            AND (lease_until IS NULL OR lease_until < ?3)
            AND (due_at IS NULL OR due_at <= CASE status WHEN 'SCHEDULED' THEN ?3 ELSE ?5 END)`,
       )
-      .bind(
-        nowIso(new Date(now + leaseSeconds * 1000)),
-        idList,
-        nowIso(new Date(now)),
-        owner,
-        nowIso(new Date(now + DUE_SLACK_MS)),
-      ),
+      .bind(now + leaseSeconds * 1000, idList, now, owner, now + DUE_SLACK_MS),
     db.prepare(`${SELECT_EMAIL} WHERE e.id IN (SELECT value FROM json_each(?))`).bind(idList),
     db
       .prepare(
@@ -75,9 +69,9 @@ export async function claimForDelivery(
   ]);
   type ClaimRow = EmailRow & {
     held: number;
-    lease_until: string | null;
+    lease_until: number | null;
     lease_owner: string | null;
-    due_at: string | null;
+    due_at: number | null;
   };
   const rows = new Map((selected!.results as ClaimRow[]).map((row) => [row.id, row]));
   const recipients = new Map<string, RecipientRow[]>();
@@ -94,8 +88,8 @@ export async function claimForDelivery(
       const list = recipients.get(id) ?? [];
       const suppressed = new Set(list.filter((r) => r.suppressed === 1).map((r) => r.canonical ?? ''));
       claims.set(id, { kind: 'claimed', email: toEmail(row), recipients: list.map(toRecipient), suppressed });
-    } else if (row.lease_until && Date.parse(row.lease_until) > now) {
-      const retryInSeconds = Math.max(Math.ceil((Date.parse(row.lease_until) - now) / 1000), 1);
+    } else if (row.lease_until !== null && row.lease_until > now) {
+      const retryInSeconds = Math.max(Math.ceil((row.lease_until - now) / 1000), 1);
       claims.set(id, { kind: 'busy', retryInSeconds });
     } else claims.set(id, { kind: 'done' }); // not due yet
   }
@@ -106,8 +100,8 @@ export async function claimForDelivery(
  * A SCHEDULED email whose message came before its time (a delay cut short, or a message of an earlier
  * time after a PATCH): wait for the time when it is near, else leave it to the scheduled handler.
  */
-function scheduledLater(dueAt: string | null, now: number): DeliveryClaim {
-  const seconds = Math.ceil((Date.parse(dueAt ?? '') - now) / 1000);
+function scheduledLater(dueAt: number | null, now: number): DeliveryClaim {
+  const seconds = dueAt === null ? 0 : Math.ceil((dueAt - now) / 1000);
   return seconds > 0 && seconds <= SCHEDULE_DISPATCH_SECONDS
     ? { kind: 'busy', retryInSeconds: seconds }
     : { kind: 'done' };
@@ -138,7 +132,7 @@ export type AttemptRecord = {
 export async function recordAttempt(db: D1Database, record: AttemptRecord): Promise<string[]> {
   const { email, result, owner } = record;
   const now = new Date();
-  const at = nowIso(now);
+  const at = now.getTime();
   const ownsRow = `EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED')`;
   const changed = result.recipients.map((r) => ({ position: r.position, status: r.status, reply: r.reply }));
   const results = await db.batch([
@@ -167,7 +161,7 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
                SELECT ?3, j.value, ?4, 'bounce', ?5 FROM json_each(?6) AS j WHERE ${ownsRow}
                ON CONFLICT (account_id, email) DO NOTHING`,
             )
-            .bind(email.id, owner, email.accountId, result.reply, at, JSON.stringify(result.suppress)),
+            .bind(email.id, owner, email.accountId, result.reply, nowIso(now), JSON.stringify(result.suppress)),
         ]
       : []),
     ...(record.renewLeaseSeconds === null
@@ -175,7 +169,7 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
       : [
           db
             .prepare('UPDATE emails SET lease_until = ?1 WHERE lease_owner = ?2 AND id <> ?3 AND status = ?4')
-            .bind(nowIso(new Date(now.getTime() + record.renewLeaseSeconds * 1000)), owner, email.id, 'QUEUED'),
+            .bind(at + record.renewLeaseSeconds * 1000, owner, email.id, 'QUEUED'),
         ]),
     db
       .prepare(
@@ -191,7 +185,7 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
         result.reply,
         record.attempted ? 1 : 0,
         at,
-        record.retryAt ? nowIso(record.retryAt) : null,
+        record.retryAt ? record.retryAt.getTime() : null,
       ),
   ]);
   return insertedIds(results[0]);
@@ -199,7 +193,7 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
 
 /** Freeze mode: park a NORMAL email until release. */
 export async function holdEmail(db: D1Database, id: string, owner: string): Promise<void> {
-  const at = nowIso();
+  const at = Date.now();
   const ownsRow = `EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED')`;
   await db.batch([
     eventsInsert(db, id, [{ type: 'held', detail: null }], at, ownsRow, owner),

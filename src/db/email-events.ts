@@ -3,6 +3,8 @@
 import type { EmailEvent, EmailEventType } from '../mail/outcome';
 import type { D1Reader } from './reads';
 
+import { isoOf } from './time';
+
 export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: string };
 
 /**
@@ -13,7 +15,7 @@ export function eventsInsert(
   db: D1Database,
   emailId: string,
   events: EmailEvent[],
-  at: string,
+  at: number,
   condition = '1',
   owner: string | null = null,
 ): D1PreparedStatement {
@@ -31,8 +33,8 @@ export async function listEmailEvents(db: D1Reader, emailId: string): Promise<St
   const rows = await db
     .prepare('SELECT type, at, detail FROM email_events WHERE email_id = ? ORDER BY seq')
     .bind(emailId)
-    .all<{ type: EmailEventType; at: string; detail: string | null }>();
+    .all<{ type: EmailEventType; at: number; detail: string | null }>();
   return rows.results.map((r) =>
-    r.detail === null ? { type: r.type, at: r.at } : { type: r.type, at: r.at, detail: r.detail },
+    r.detail === null ? { type: r.type, at: isoOf(r.at) } : { type: r.type, at: isoOf(r.at), detail: r.detail },
   );
 }

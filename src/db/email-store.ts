@@ -4,6 +4,7 @@ import { canonicalAddress } from '../mail/address';
 import { emailQueuedEvent } from '../webhooks/produce';
 import { eventsInsert } from './email-events';
 import { type NewEmail, recipientsOf } from './emails';
+import { msOf } from './time';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 /**
@@ -36,12 +37,12 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
   const insertRow = db
     .prepare(
       `INSERT INTO emails (id, account_id, template_id, sender_id, from_email, from_name, subject,
-         priority, status, message_id, created_at, updated_at, due_at, held, scheduled_at, reply_to, headers, tags, test)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?13 IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END,
-         ?9, ?10, ?10, COALESCE(?13, ?10),
-         CASE WHEN ?8 = 'NORMAL' AND ?13 IS NULL THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END,
-         ?13, ?14, ?15, ?16, ?17
-       WHERE CASE WHEN ?12 IS NULL THEN (?11 = 0 OR changes() > 0) ELSE EXISTS (SELECT 1 FROM emails WHERE id = ?12) END
+         priority, status, created_at, updated_at, due_at, held, scheduled_at, reply_to, headers, tags, test)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?12 IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END,
+         ?9, ?9, COALESCE(?12, ?9),
+         CASE WHEN ?8 = 'NORMAL' AND ?12 IS NULL THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END,
+         ?12, ?13, ?14, ?15, ?16
+       WHERE CASE WHEN ?11 IS NULL THEN (?10 = 0 OR changes() > 0) ELSE EXISTS (SELECT 1 FROM emails WHERE id = ?11) END
        RETURNING id, held`,
     )
     .bind(
@@ -53,11 +54,10 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
       email.fromName,
       email.subject,
       email.priority,
-      email.messageId,
-      email.createdAt,
-      gate.counted ? 1 : 0, // ?11: the insert follows the reservation, and runs only if it changed a row
-      gate.anchorId, // ?12: in a batch, stored only if the batch's first email was
-      email.scheduledAt,
+      msOf(email.createdAt),
+      gate.counted ? 1 : 0, // ?10: the insert follows the reservation, and runs only if it changed a row
+      gate.anchorId, // ?11: in a batch, stored only if the batch's first email was
+      email.scheduledAt === null ? null : msOf(email.scheduledAt),
       JSON.stringify(email.replyTo),
       JSON.stringify(email.headers),
       JSON.stringify(email.tags),
@@ -80,7 +80,7 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
         email.scheduledAt ? { type: 'scheduled', detail: email.scheduledAt } : { type: 'queued', detail: null },
         { type: 'held', detail: null },
       ],
-      email.createdAt,
+      msOf(email.createdAt),
       `${exists} AND (json_extract(j.value, '$.type') <> 'held' OR EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND held = 1))`,
     ),
   ];
@@ -140,7 +140,7 @@ export async function insertEmails(
     db,
     first.accountId,
     emails.map(emailQueuedEvent),
-    first.createdAt,
+    msOf(first.createdAt),
     'EXISTS (SELECT 1 FROM emails WHERE id = ?4)',
     [first.id],
   );

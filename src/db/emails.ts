@@ -1,7 +1,7 @@
-import { nowIso } from '../ids';
 import type { AttachmentMeta } from '../mail/attachments';
 import type { EmailStatus } from '../mail/outcome';
 import { eventsInsert } from './email-events';
+import { isoOf, isoOrNull } from './time';
 
 export type { EmailStatus };
 export type Priority = 'URGENT' | 'NORMAL';
@@ -53,7 +53,6 @@ export type EmailRow = {
   subject: string;
   priority: Priority;
   status: EmailStatus;
-  message_id: string;
   attempts: number;
   last_reply: string | null;
   to_addresses: string;
@@ -63,11 +62,11 @@ export type EmailRow = {
   headers: string;
   tags: string;
   attachments: string;
-  scheduled_at: string | null;
+  scheduled_at: number | null;
   test: number;
-  created_at: string;
-  updated_at: string;
-  sent_at: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
 };
 
 const addressesOf = (kind: 'to' | 'cc' | 'bcc') => `(
@@ -80,6 +79,9 @@ export const SELECT_EMAIL = `SELECT e.*, ${addressesOf('to')}, ${addressesOf('cc
       'size', size, 'key', r2_key)) FROM (SELECT * FROM email_attachments a WHERE a.email_id = e.id ORDER BY position)
   ) AS attachments FROM emails e`;
 
+/** An email's Message-ID: its id at the sender's domain. */
+export const messageIdOf = (id: string, fromEmail: string) => `<${id}@${fromEmail.split('@').pop()}>`;
+
 export const toEmail = (row: EmailRow): EmailRecord => ({
   id: row.id,
   accountId: row.account_id,
@@ -90,7 +92,8 @@ export const toEmail = (row: EmailRow): EmailRecord => ({
   subject: row.subject,
   priority: row.priority,
   status: row.status,
-  messageId: row.message_id,
+  // One Message-ID for the life of the email (src/mail/compose.ts), so a retried duplicate can be recognised.
+  messageId: messageIdOf(row.id, row.from_email),
   attempts: row.attempts,
   lastReply: row.last_reply,
   toAddresses: JSON.parse(row.to_addresses) as string[],
@@ -100,11 +103,11 @@ export const toEmail = (row: EmailRow): EmailRecord => ({
   headers: JSON.parse(row.headers) as Record<string, string>,
   tags: JSON.parse(row.tags) as EmailTag[],
   attachments: JSON.parse(row.attachments) as AttachmentMeta[],
-  scheduledAt: row.scheduled_at,
+  scheduledAt: isoOrNull(row.scheduled_at),
   test: row.test === 1,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  sentAt: row.sent_at,
+  createdAt: isoOf(row.created_at),
+  updatedAt: isoOf(row.updated_at),
+  sentAt: isoOrNull(row.sent_at),
 });
 
 /** Every recipient of an email with its kind, in order: to, then cc, then bcc. */
@@ -132,7 +135,7 @@ export async function listHeldEmailIds(db: D1Database, limit: number): Promise<s
 
 /** Released from freeze mode: due now, with a `released` event. */
 export async function clearHeld(db: D1Database, ids: string[]): Promise<void> {
-  const at = nowIso();
+  const at = Date.now();
   await db.batch(
     ids.flatMap((id) => [
       eventsInsert(

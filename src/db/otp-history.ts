@@ -2,17 +2,18 @@ import { newId } from '../ids';
 import type { OtpChannel, VerificationEntry } from '../otp/session';
 import { otpEvent } from '../webhooks/produce';
 import type { D1Reader } from './reads';
+import { isoOf, msOf } from './time';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 export type OtpVerification = { id: string; email: string; sentAt: string; verifiedAt: string };
 
-type Row = { id: string; email: string; sent_at: string; verified_at: string };
+type Row = { id: string; email: string; sent_at: number; verified_at: number };
 
 const toVerification = (row: Row): OtpVerification => ({
   id: row.id,
   email: row.email,
-  sentAt: row.sent_at,
-  verifiedAt: row.verified_at,
+  sentAt: isoOf(row.sent_at),
+  verifiedAt: isoOf(row.verified_at),
 });
 
 /**
@@ -27,8 +28,16 @@ export async function recordVerification(db: D1Database, entry: VerificationEntr
       .prepare(
         'INSERT OR IGNORE INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       )
-      .bind(newId('ver'), entry.accountId, entry.channel, entry.sessionId, entry.email, entry.sentAt, entry.verifiedAt),
-    deliveriesInsert(db, entry.accountId, [otpEvent(type, entry)], entry.verifiedAt, 'changes() > 0'),
+      .bind(
+        newId('ver'),
+        entry.accountId,
+        entry.channel,
+        entry.sessionId,
+        entry.email,
+        msOf(entry.sentAt),
+        msOf(entry.verifiedAt),
+      ),
+    deliveriesInsert(db, entry.accountId, [otpEvent(type, entry)], msOf(entry.verifiedAt), 'changes() > 0'),
   ]);
   return insertedIds(deliveries);
 }

@@ -1,6 +1,6 @@
 // The outbox sweep's view of D1: QUEUED emails that nothing is delivering and that are overdue.
-import { nowIso } from '../ids';
 import { eventsInsert } from './email-events';
+import { isoOf } from './time';
 
 /**
  * A scheduled email gets its queue message (delayed to its time) once it is due within this long; the
@@ -18,8 +18,7 @@ export const SCHEDULE_DISPATCH_SECONDS = 90;
  * too, and each gets a `recovered` event in the same transaction.
  */
 export async function claimOverdueEmails(db: D1Database, graceSeconds: number, limit: number): Promise<string[]> {
-  const now = new Date();
-  const at = nowIso(now);
+  const at = Date.now();
   const overdue = await db
     .prepare(
       `UPDATE emails SET due_at = ?1
@@ -29,7 +28,7 @@ export async function claimOverdueEmails(db: D1Database, graceSeconds: number, l
          ORDER BY due_at LIMIT ?3)
        RETURNING id`,
     )
-    .bind(at, nowIso(new Date(now.getTime() - graceSeconds * 1000)), limit)
+    .bind(at, at - graceSeconds * 1000, limit)
     .all<{ id: string }>();
   const ids = overdue.results.map((r) => r.id);
   if (ids.length > 0) {
@@ -52,7 +51,7 @@ export async function listScheduledDue(
       `SELECT id, due_at FROM emails INDEXED BY emails_scheduled
        WHERE status = 'SCHEDULED' AND due_at <= ? ORDER BY due_at LIMIT ?`,
     )
-    .bind(nowIso(new Date(Date.now() + withinSeconds * 1000)), limit)
-    .all<{ id: string; due_at: string }>();
-  return rows.results.map((r) => ({ id: r.id, dueAt: r.due_at }));
+    .bind(Date.now() + withinSeconds * 1000, limit)
+    .all<{ id: string; due_at: number }>();
+  return rows.results.map((r) => ({ id: r.id, dueAt: isoOf(r.due_at) }));
 }

@@ -3,7 +3,8 @@
 // of its page (its time and key) and the number of the page it leads to.
 import type { D1Reader } from './reads';
 
-export type Cursor = { page: number; at: string; key: string };
+/** A row's time is ISO text or epoch milliseconds, as its table keeps it (migrations/0002_compact_rows.sql). */
+export type Cursor = { page: number; at: string | number; key: string };
 
 /** Where a page starts and how long it is; `page` is the cursor's when there is one. */
 export type PageRequest = { limit: number; page: number; after: Cursor | null };
@@ -28,8 +29,9 @@ export function decodeCursor(text: string): Cursor | null {
     if (!Array.isArray(value) || value.length !== 3) return null;
     const [page, at, key] = value as unknown[];
     if (!Number.isInteger(page) || (page as number) < 2 || (page as number) > 1_000_000) return null;
-    if (typeof at !== 'string' || typeof key !== 'string' || at.length > 40 || key.length > 320) return null;
-    return { page: page as number, at, key };
+    const time = (typeof at === 'string' && at.length <= 40) || Number.isSafeInteger(at);
+    if (!time || typeof key !== 'string' || key.length > 320) return null;
+    return { page: page as number, at: at as string | number, key };
   } catch {
     return null;
   }
@@ -66,7 +68,7 @@ export function pageQueryParts(order: ListOrder, request: PageRequest) {
 export function pageFromRows<Row, T>(
   rows: Row[],
   request: PageRequest,
-  positionOf: (row: Row) => { at: string; key: string },
+  positionOf: (row: Row) => { at: string | number; key: string },
   toItem: (row: Row) => T,
 ): Page<T> {
   const items = rows.slice(0, request.limit);
@@ -92,7 +94,7 @@ export async function readPage<Row extends Record<string, unknown>, T>(
     db.prepare(`${select} ${position.sql} ${tail.sql}`).bind(...binds, ...position.binds, ...tail.binds),
     count,
   ]);
-  const positionOf = (row: Row) => ({ at: String(row[order.time]), key: String(row[order.key]) });
+  const positionOf = (row: Row) => ({ at: row[order.time] as string | number, key: String(row[order.key]) });
   const page = pageFromRows(rows!.results as Row[], request, positionOf, toItem);
   return { ...page, total: (counted!.results[0] as { total: number }).total };
 }

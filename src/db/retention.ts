@@ -17,14 +17,14 @@ export type ExpiredEmails = { ids: string[]; objectKeys: string[] };
  * Up to `limit` emails that reached a final state before `cutoff`, oldest first, through the partial index
  * named (INDEXED BY) so that the plan never rests on the planner's guess without statistics.
  */
-export async function findExpiredEmails(db: D1Database, cutoff: string, limit: number): Promise<ExpiredEmails> {
+export async function findExpiredEmails(db: D1Database, cutoff: Date, limit: number): Promise<ExpiredEmails> {
   const rows = await db
     .prepare(
       `SELECT id, (SELECT json_group_array(r2_key) FROM email_attachments a WHERE a.email_id = emails.id) AS object_keys
        FROM emails INDEXED BY emails_final_updated WHERE ${FINAL_EMAIL} AND updated_at < ?1
        ORDER BY updated_at LIMIT ?2`,
     )
-    .bind(cutoff, limit)
+    .bind(cutoff.getTime(), limit)
     .all<{ id: string; object_keys: string }>();
   return {
     ids: rows.results.map((r) => r.id),
@@ -36,26 +36,34 @@ export async function findExpiredEmails(db: D1Database, cutoff: string, limit: n
  * Deletes these emails with their recipients, timeline, tags and attachment metadata in one transaction.
  * Each statement checks again that the email is final and expired, so nothing else can be taken along.
  */
-export async function deleteEmails(db: D1Database, ids: string[], cutoff: string): Promise<number> {
+export async function deleteEmails(db: D1Database, ids: string[], cutoff: Date): Promise<number> {
   // `+status`: looked up by id (the planner would otherwise walk every email of that status).
   const expired = `SELECT id FROM emails WHERE id IN (SELECT value FROM json_each(?1)) AND +${FINAL_EMAIL}
     AND updated_at < ?2`;
   const children = ['email_recipients', 'email_events', 'email_tags', 'email_attachments'];
   const results = await db.batch([
     ...children.map((table) =>
-      db.prepare(`DELETE FROM ${table} WHERE email_id IN (${expired})`).bind(JSON.stringify(ids), cutoff),
+      db.prepare(`DELETE FROM ${table} WHERE email_id IN (${expired})`).bind(JSON.stringify(ids), cutoff.getTime()),
     ),
-    db.prepare(`DELETE FROM emails WHERE id IN (${expired})`).bind(JSON.stringify(ids), cutoff),
+    db.prepare(`DELETE FROM emails WHERE id IN (${expired})`).bind(JSON.stringify(ids), cutoff.getTime()),
     db.prepare(ROWS_DELETED),
   ]);
   return (results.at(-1)!.results[0] as { n: number }).n;
 }
 
-/** The other expiring rows: each kind with the time that ages it (and the condition of its partial index). */
+/**
+ * The other expiring rows: each kind with the time that ages it (and the condition of its partial index),
+ * in epoch milliseconds or ISO text (migrations/0002_compact_rows.sql).
+ */
 const EXPIRING = {
-  webhookDeliveries: { table: 'webhook_deliveries', where: `status IN ('delivered', 'failed')`, time: 'updated_at' },
-  otpHistory: { table: 'otp_verifications', where: '1', time: 'verified_at' },
-  idempotencyRecords: { table: 'idempotency_records', where: '1', time: 'created_at' },
+  webhookDeliveries: {
+    table: 'webhook_deliveries',
+    where: `status IN ('delivered', 'failed')`,
+    time: 'updated_at',
+    ms: true,
+  },
+  otpHistory: { table: 'otp_verifications', where: '1', time: 'verified_at', ms: true },
+  idempotencyRecords: { table: 'idempotency_records', where: '1', time: 'created_at', ms: false },
 } as const;
 
 export type ExpiringRows = keyof typeof EXPIRING;
@@ -64,17 +72,17 @@ export type ExpiringRows = keyof typeof EXPIRING;
 export async function deleteExpiredRows(
   db: D1Database,
   kind: ExpiringRows,
-  cutoff: string,
+  cutoff: Date,
   limit: number,
 ): Promise<number> {
-  const { table, where, time } = EXPIRING[kind];
+  const { table, where, time, ms } = EXPIRING[kind];
   const [, deleted] = await db.batch([
     db
       .prepare(
         `DELETE FROM ${table} WHERE rowid IN (
            SELECT rowid FROM ${table} WHERE ${where} AND ${time} < ?1 ORDER BY ${time} LIMIT ?2)`,
       )
-      .bind(cutoff, limit),
+      .bind(ms ? cutoff.getTime() : cutoff.toISOString(), limit),
     db.prepare(ROWS_DELETED),
   ]);
   return (deleted!.results[0] as { n: number }).n;

@@ -1,11 +1,11 @@
 // Scheduled emails: cancel one, or move it, while it is still SCHEDULED. Each change is one transaction whose
 // statements all check that status, like the consumer's claim that turns it QUEUED when it leaves: of a
 // cancel and a delivery, only one can win.
-import { nowIso } from '../ids';
 import type { AttachmentMeta } from '../mail/attachments';
 import { emailCanceledEvent } from '../webhooks/produce';
 import { eventsInsert } from './email-events';
 import { type EmailRecord, findEmail } from './emails';
+import { msOf } from './time';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 /** Which emails a caller may touch: its account's, and only those of its key's mode. */
@@ -50,7 +50,7 @@ async function change(
 export async function cancelScheduled(db: D1Database, owner: EmailOwner, id: string): Promise<ScheduleChange> {
   const email = await scheduledEmail(db, owner, id);
   if (!('id' in email)) return email;
-  const at = nowIso();
+  const at = Date.now();
   return change(
     db,
     owner,
@@ -78,13 +78,13 @@ export async function reschedule(
 ): Promise<ScheduleChange> {
   const email = await scheduledEmail(db, owner, id);
   if (!('id' in email)) return email;
-  const at = nowIso();
+  const at = Date.now();
   return change(db, owner, email, [
     eventsInsert(db, id, [{ type: 'rescheduled', detail: scheduledAt }], at, STILL_SCHEDULED),
     db
       .prepare(
         `UPDATE emails SET scheduled_at = ?2, due_at = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'SCHEDULED'`,
       )
-      .bind(id, scheduledAt, at),
+      .bind(id, msOf(scheduledAt), at),
   ]);
 }

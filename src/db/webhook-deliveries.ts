@@ -1,7 +1,7 @@
 // The webhook delivery log: what the consumer claims and records, what the sweep queues again, and what
 // an account reads (GET /api/v1/webhooks/{webhookId}/deliveries).
-import { nowIso } from '../ids';
 import { listCount, type PageRequest, readPage } from './paging';
+import { isoOf } from './time';
 import type { WebhookEndpoint } from './webhooks';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -23,26 +23,33 @@ type DeliveryRow = {
   id: string;
   endpoint_id: string;
   event_type: string;
-  payload: string;
+  data: string;
   status: DeliveryStatus;
   attempts: number;
   last_status: number | null;
   last_error: string | null;
-  created_at: string;
-  updated_at: string;
+  created_at: number;
+  updated_at: number;
 };
+
+/**
+ * The body every attempt sends: `{ type, createdAt, data }`, composed from the row (which keeps only the
+ * data), so the same delivery always sends the same bytes.
+ */
+const payloadOf = (row: DeliveryRow) =>
+  `{"type":${JSON.stringify(row.event_type)},"createdAt":"${isoOf(row.created_at)}","data":${row.data}}`;
 
 const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
   id: row.id,
   endpointId: row.endpoint_id,
   eventType: row.event_type,
-  payload: row.payload,
+  payload: payloadOf(row),
   status: row.status,
   attempts: row.attempts,
   lastStatus: row.last_status,
   lastError: row.last_error,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
+  createdAt: isoOf(row.created_at),
+  updatedAt: isoOf(row.updated_at),
 });
 
 /** Newest first; the total from the counter a trigger keeps (migrations/0001_init.sql). */
@@ -61,21 +68,19 @@ export const listDeliveries = (db: D1Database, endpointId: string, request: Page
 
 /** A new pending delivery of a `webhook.test` event (returns its id). */
 export async function insertTestDelivery(db: D1Database, endpoint: WebhookEndpoint): Promise<string> {
-  const at = nowIso();
-  const payload = JSON.stringify({ type: 'webhook.test', createdAt: at, data: { webhookId: endpoint.id } });
   const row = await db
     .prepare(
-      `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, due_at, created_at, updated_at)
-       VALUES ('msg_' || lower(hex(randomblob(13))), ?1, ?2, 'webhook.test', ?3, ?4, ?4, ?4) RETURNING id`,
+      `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, due_at, created_at, updated_at)
+       VALUES ('msg_' || lower(hex(randomblob(13))), ?1, 'webhook.test', ?2, ?3, ?3, ?3) RETURNING id`,
     )
-    .bind(endpoint.id, endpoint.accountId, payload, at)
+    .bind(endpoint.id, JSON.stringify({ webhookId: endpoint.id }), Date.now())
     .first<{ id: string }>();
   return row!.id;
 }
 
 /** Makes a delivery of the endpoint pending and due now (manual retry); false when there is none. */
 export async function resetDelivery(db: D1Database, endpointId: string, id: string): Promise<WebhookDelivery | null> {
-  const at = nowIso();
+  const at = Date.now();
   const row = await db
     .prepare(
       `UPDATE webhook_deliveries SET status = 'pending', due_at = ?3, lease_until = NULL, updated_at = ?3
@@ -93,7 +98,7 @@ export type ClaimedDelivery = WebhookDelivery & { url: string; secret: string; f
  * (delivered, failed, not due, leased by another consumer, or its endpoint is gone or disabled).
  */
 export async function claimDelivery(db: D1Database, id: string, leaseSeconds: number): Promise<ClaimedDelivery | null> {
-  const now = new Date();
+  const now = Date.now();
   const row = await db
     .prepare(
       `UPDATE webhook_deliveries SET lease_until = ?2
@@ -103,12 +108,7 @@ export async function claimDelivery(db: D1Database, id: string, leaseSeconds: nu
          (SELECT secret FROM webhook_endpoints w WHERE w.id = endpoint_id) AS secret,
          (SELECT failing_since FROM webhook_endpoints w WHERE w.id = endpoint_id) AS failing_since`,
     )
-    .bind(
-      id,
-      nowIso(new Date(now.getTime() + leaseSeconds * 1000)),
-      nowIso(now),
-      nowIso(new Date(now.getTime() + 5_000)),
-    )
+    .bind(id, now + leaseSeconds * 1000, now, now + 5_000)
     .first<DeliveryRow & { url: string; secret: string; failing_since: string | null }>();
   return row ? { ...toDelivery(row), url: row.url, secret: row.secret, failingSince: row.failing_since } : null;
 }
@@ -127,13 +127,14 @@ export type DeliveryAttempt = {
 
 /** Records one attempt, and the endpoint's failure record (cleared by a success), in one transaction. */
 export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAttempt): Promise<void> {
-  const at = nowIso();
+  const now = new Date();
+  const at = now.getTime();
   const { delivery } = attempt;
   await db.batch([
     db
       .prepare(
         `UPDATE webhook_deliveries SET status = ?2, attempts = attempts + 1, last_status = ?3, last_error = ?4,
-           due_at = COALESCE(?5, due_at), lease_until = NULL, updated_at = ?6
+           due_at = CASE WHEN ?2 = 'pending' THEN COALESCE(?5, due_at) END, lease_until = NULL, updated_at = ?6
          WHERE id = ?1 AND status = 'pending'`,
       )
       .bind(
@@ -141,7 +142,7 @@ export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAtt
         attempt.outcome,
         attempt.httpStatus,
         attempt.error,
-        attempt.retryAt ? nowIso(attempt.retryAt) : null,
+        attempt.retryAt ? attempt.retryAt.getTime() : null,
         at,
       ),
     db
@@ -152,7 +153,7 @@ export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAtt
            disabled_reason = COALESCE(?4, disabled_reason)
          WHERE id = ?1`,
       )
-      .bind(delivery.endpointId, attempt.outcome, at, attempt.disableReason),
+      .bind(delivery.endpointId, attempt.outcome, now.toISOString(), attempt.disableReason),
   ]);
 }
 
@@ -161,7 +162,7 @@ export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAtt
  * sweep queues them). A disabled endpoint's pending deliveries wait until it is enabled again.
  */
 export async function claimOverdueDeliveries(db: D1Database, graceSeconds: number, limit: number): Promise<string[]> {
-  const now = new Date();
+  const now = Date.now();
   const rows = await db
     .prepare(
       `UPDATE webhook_deliveries SET due_at = ?1
@@ -172,7 +173,7 @@ export async function claimOverdueDeliveries(db: D1Database, graceSeconds: numbe
          ORDER BY due_at LIMIT ?3)
        RETURNING id`,
     )
-    .bind(nowIso(now), nowIso(new Date(now.getTime() - graceSeconds * 1000)), limit)
+    .bind(now, now - graceSeconds * 1000, limit)
     .all<{ id: string }>();
   return rows.results.map((r) => r.id);
 }

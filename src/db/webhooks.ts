@@ -139,33 +139,33 @@ export async function deleteEndpoint(db: D1Database, accountId: string, id: stri
     db.prepare('DELETE FROM webhook_endpoints WHERE id = ? AND account_id = ?').bind(id, accountId),
     db
       .prepare(
-        `DELETE FROM webhook_deliveries WHERE endpoint_id = ?1 AND account_id = ?2
+        `DELETE FROM webhook_deliveries WHERE endpoint_id = ?1
            AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ?1)`,
       )
-      .bind(id, accountId),
+      .bind(id),
   ]);
   return removed!.meta.changes > 0;
 }
 
 /**
- * The statement that records `events` for every enabled endpoint of the account subscribed to them, as
- * pending deliveries (RETURNING their ids, to be queued). Put it in the transaction of the fact the
- * events record; `condition` may use ?4 and ?5 (`params`) to tie it to that fact.
+ * The statement that records `events` (at `at`, epoch milliseconds) for every enabled endpoint of the account
+ * subscribed to them, as pending deliveries (RETURNING their ids, to be queued). Put it in the transaction of
+ * the fact the events record; `condition` may use ?4 and ?5 (`params`) to tie it to that fact. A delivery
+ * keeps its event's data; its payload is composed from it (src/db/webhook-deliveries.ts).
  */
 export function deliveriesInsert(
   db: D1Database,
   accountId: string,
   events: WebhookEvent[],
-  at: string,
+  at: number,
   condition = '1',
   params: (string | null)[] = [],
 ): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, due_at, created_at, updated_at)
-       SELECT 'msg_' || lower(hex(randomblob(13))), w.id, w.account_id, json_extract(j.value, '$.type'),
-         json_object('type', json_extract(j.value, '$.type'), 'createdAt', ?2, 'data', json(json_extract(j.value, '$.data'))),
-         ?2, ?2, ?2
+      `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, due_at, created_at, updated_at)
+       SELECT 'msg_' || lower(hex(randomblob(13))), w.id, json_extract(j.value, '$.type'),
+         json(json_extract(j.value, '$.data')), ?2, ?2, ?2
        FROM json_each(?3) AS j JOIN webhook_endpoints AS w ON w.account_id = ?1 AND w.enabled = 1
          AND EXISTS (SELECT 1 FROM json_each(w.events) AS e WHERE e.value = json_extract(j.value, '$.type'))
        WHERE ${condition}

@@ -1,5 +1,5 @@
 import { config, defaultSender, type Mailbox } from '../config';
-import type { EmailTag, NewEmail, Priority } from '../db/emails';
+import { type EmailTag, messageIdOf, type NewEmail, type Priority } from '../db/emails';
 import { findSender, findSenderByEmail } from '../db/senders';
 import { findTemplate } from '../db/templates';
 import type { Bindings } from '../env';
@@ -113,7 +113,6 @@ export async function composeEmail(env: Bindings, from: Sender, request: MailReq
   if (!filledHtml && !filledText) throw new ApiError('INVALID_INPUT', 'html: the email has no content');
 
   const id = newId('em');
-  const fromDomain = sender.email.split('@').pop();
   const attachments = await loadAttachments(id, request.attachments ?? [], config(env).webhooks.allowInsecure);
   const email: NewEmail = {
     id,
@@ -126,8 +125,7 @@ export async function composeEmail(env: Bindings, from: Sender, request: MailReq
     html: filledHtml,
     text: filledText,
     priority: request.priority ?? 'NORMAL',
-    // One Message-ID for the life of the email, so a retried duplicate can be recognised.
-    messageId: `<${id}@${fromDomain}>`,
+    messageId: messageIdOf(id, sender.email),
     ...distinctKinds(request),
     replyTo: request.replyTo ?? [],
     headers: request.headers ?? {},

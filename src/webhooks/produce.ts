@@ -3,7 +3,6 @@
 import type { EmailRecord } from '../db/emails';
 import { deliveriesInsert, insertedIds, subscribedEventTypes } from '../db/webhooks';
 import type { Bindings } from '../env';
-import { nowIso } from '../ids';
 import { IsolateCache } from '../isolate-cache';
 import type { AttemptResult, Recipient } from '../mail/outcome';
 import type { OtpChannel } from '../otp/session';
@@ -82,6 +81,6 @@ export async function recordEvents(env: Bindings, accountId: string, events: Web
   const wanted = await subscriptions.get(accountId, () => subscribedEventTypes(env.DB, accountId));
   const subscribed = events.filter((event) => wanted.has(event.type));
   if (subscribed.length === 0) return;
-  const result = await deliveriesInsert(env.DB, accountId, subscribed, nowIso()).all();
+  const result = await deliveriesInsert(env.DB, accountId, subscribed, Date.now()).all();
   await queueDeliveries(env, insertedIds(result));
 }

@@ -38,7 +38,7 @@ async function seedLog(accountId: string, count: number) {
   return { ids, customers };
 }
 
-async function setStatus(id: string, status: EmailStatus, at = '2026-10-02T00:00:00.000Z') {
+async function setStatus(id: string, status: EmailStatus, at = Date.parse('2026-10-02T00:00:00.000Z')) {
   await env.DB.prepare('UPDATE emails SET status = ?2, updated_at = ?3 WHERE id = ?1').bind(id, status, at).run();
 }
 
@@ -138,7 +138,7 @@ describe('the send log (src/db/send-log.ts)', () => {
     await check('after the moves:');
     // Retention deletes final emails (their tags and recipients first, then the rows).
     const final = ids.filter((_, i) => ['SENT', 'FAILED'].includes(STATUSES[i % STATUSES.length]!)).slice(0, 9);
-    expect(await deleteEmails(env.DB, final, '2026-12-31T00:00:00.000Z')).toBe(9);
+    expect(await deleteEmails(env.DB, final, new Date('2026-12-31T00:00:00.000Z'))).toBe(9);
     await check('after deletions:');
   });
 

@@ -10,7 +10,7 @@ import { storedEmail } from '../support/delivery';
 import type { EmailDetail } from '../support/responses';
 
 const sweep = (bindings: Cloudflare.Env = env) => worker.scheduled(createScheduledController(), bindings);
-const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+const ago = (seconds: number) => Date.now() - seconds * 1000;
 const setRow = (id: string, assignments: string, ...values: unknown[]) =>
   env.DB.prepare(`UPDATE emails SET ${assignments} WHERE id = ?`)
     .bind(...values, id)
@@ -54,7 +54,7 @@ describe('outbox sweep (scheduled handler)', () => {
     const { accountId, mailKey } = await newAccount();
     const to = uniqueAddress('crashed-consumer');
     const id = await storedEmail(accountId, to);
-    const future = new Date(Date.now() + 60_000).toISOString();
+    const future = Date.now() + 60_000;
     await setRow(id, 'due_at = ?, lease_until = ?, lease_owner = ?', ago(120), future, 'dead-consumer');
     await sweep();
     await new Promise((r) => setTimeout(r, 1500));
@@ -75,7 +75,7 @@ describe('outbox sweep (scheduled handler)', () => {
     const sent = await storedEmail(accountId, uniqueAddress('sent'));
     await setRow(recent, 'due_at = ?', ago(5));
     await setRow(held, 'due_at = ?, held = 1', ago(600));
-    await setRow(retryLater, 'due_at = ?', new Date(Date.now() + 300_000).toISOString());
+    await setRow(retryLater, 'due_at = ?', Date.now() + 300_000);
     await setRow(sent, "due_at = ?, status = 'SENT'", ago(600));
     // Frozen, so that the held email stays held (unfrozen, the sweep's release would queue it, rightly).
     expect((await admin('PUT', '/admin/v1/settings', { frozen: true })).status).toBe(200);

@@ -45,7 +45,9 @@ export async function storedEmail(accountId: string, to: string | string[], fiel
 
 /** The time of the email's next attempt has come (a retry delay has passed). */
 export async function makeDue(id: string) {
-  await env.DB.prepare(`UPDATE emails SET due_at = '2000-01-01T00:00:00.000Z' WHERE id = ?`).bind(id).run();
+  await env.DB.prepare(`UPDATE emails SET due_at = ${Date.parse('2000-01-01T00:00:00.000Z')} WHERE id = ?`)
+    .bind(id)
+    .run();
 }
 
 export async function runBatch(emailIds: string[], attempts = 1, queueName = 'postcode-mail', bindings = env) {

@@ -55,11 +55,11 @@ export async function seedEmail(accountId: string, status: EmailStatus, at: stri
   await env.ATTACHMENTS.put(attachmentKey, 'receipt');
   // Its deliveries were made (none is left for the webhook sweep to send).
   const settle = env.DB.prepare(
-    `UPDATE webhook_deliveries SET status = 'delivered', attempts = 1, last_status = 200, updated_at = ?2
-     WHERE account_id = ?1 AND status = 'pending'`,
+    `UPDATE webhook_deliveries SET status = 'delivered', attempts = 1, last_status = 200, due_at = NULL, updated_at = ?2
+     WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE account_id = ?1) AND status = 'pending'`,
   );
   if (status === 'QUEUED' || status === 'SCHEDULED') {
-    await settle.bind(accountId, at).run();
+    await settle.bind(accountId, Date.parse(at)).run();
     return { id, attachmentKey };
   }
   const recipientStatus = status === 'CANCELED' ? 'CANCELED' : status;
@@ -68,14 +68,14 @@ export async function seedEmail(accountId: string, status: EmailStatus, at: stri
     env.DB.prepare(
       `UPDATE emails SET status = ?2, updated_at = ?3, due_at = NULL, sent_at = CASE WHEN ?2 = 'SENT' THEN ?3 END
        WHERE id = ?1`,
-    ).bind(id, status, at),
+    ).bind(id, status, Date.parse(at)),
     env.DB.prepare('UPDATE email_recipients SET status = ?2 WHERE email_id = ?1').bind(id, recipientStatus),
     env.DB.prepare(
       `INSERT INTO email_events (email_id, seq, type, at)
        VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM email_events WHERE email_id = ?1), ?2, ?3)`,
-    ).bind(id, eventType, at),
-    deliveriesInsert(env.DB, accountId, [finalEvent(id, status)], at),
-    settle.bind(accountId, at),
+    ).bind(id, eventType, Date.parse(at)),
+    deliveriesInsert(env.DB, accountId, [finalEvent(id, status)], Date.parse(at)),
+    settle.bind(accountId, Date.parse(at)),
   ]);
   return { id, attachmentKey };
 }
@@ -94,7 +94,7 @@ export async function rowsOfEmail(email: SeededEmail) {
     tags: await count('SELECT COUNT(*) AS n FROM email_tags WHERE email_id = ?'),
     attachments: await count('SELECT COUNT(*) AS n FROM email_attachments WHERE email_id = ?'),
     webhookDeliveries: await count(
-      `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE json_extract(payload, '$.data.emailId') = ?`,
+      `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE json_extract(data, '$.emailId') = ?`,
     ),
     objects: (await env.ATTACHMENTS.head(email.attachmentKey)) ? 1 : 0,
     bodies: (await env.BODIES.head(bodyKeyOf(email.id))) ? 1 : 0,
@@ -107,7 +107,7 @@ export async function seedHistory(accountId: string, at: string) {
     env.DB.prepare(
       `INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at)
        VALUES (?1, ?2, 'backend', ?3, ?4, ?5, ?5)`,
-    ).bind(newId('ver'), accountId, `otp_${crypto.randomUUID()}`, uniqueAddress('verified'), at),
+    ).bind(newId('ver'), accountId, `otp_${crypto.randomUUID()}`, uniqueAddress('verified'), Date.parse(at)),
     env.DB.prepare(
       `INSERT INTO idempotency_records (account_id, test, idem_key, request_hash, claim_id, response_status,
          response_body, created_at) VALUES (?1, 0, ?2, 'hash', 'req', 200, '{}', ?3)`,
@@ -120,7 +120,8 @@ export async function accountRows(accountId: string) {
   const row = await env.DB.prepare(
     `SELECT (SELECT COUNT(*) FROM emails WHERE account_id = ?1) AS emails,
        (SELECT COUNT(*) FROM email_recipients r JOIN emails e ON e.id = r.email_id WHERE e.account_id = ?1) AS recipients,
-       (SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = ?1) AS webhookDeliveries,
+       (SELECT COUNT(*) FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+         WHERE w.account_id = ?1) AS webhookDeliveries,
        (SELECT COUNT(*) FROM otp_verifications WHERE account_id = ?1) AS otpHistory,
        (SELECT COUNT(*) FROM idempotency_records WHERE account_id = ?1) AS idempotencyRecords`,
   )

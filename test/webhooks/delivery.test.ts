@@ -144,10 +144,10 @@ describe('OTP events', () => {
     const subscribed = await send();
     const received = await waitForEvents(key, ['otp.sent']);
     expect(ofType(received, 'otp.sent').map((r) => r.payload.data.sessionId)).toEqual([subscribed]);
-    const rows = await env.DB.prepare('SELECT payload FROM webhook_deliveries WHERE endpoint_id = ?')
+    const rows = await env.DB.prepare('SELECT data FROM webhook_deliveries WHERE endpoint_id = ?')
       .bind(webhook.id)
-      .all<{ payload: string }>();
-    expect(rows.results.map((r) => JSON.parse(r.payload).data.sessionId)).toEqual([subscribed]);
+      .all<{ data: string }>();
+    expect(rows.results.map((r) => JSON.parse(r.data).sessionId)).toEqual([subscribed]);
     expect(JSON.stringify(rows.results)).not.toContain(unsubscribed);
   });
 
@@ -190,15 +190,15 @@ describe('endpoint health and recovery', () => {
   });
 
   it('a pending delivery whose queue message was lost is queued again by the sweep', async () => {
-    const { accountId, mailKey } = await newAccount();
+    const { mailKey } = await newAccount();
     const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
     // Recorded in D1 but never queued: as after a crash between the fact and the queue send.
-    const ago = new Date(Date.now() - 120_000).toISOString();
+    const ago = Date.now() - 120_000;
     await env.DB.prepare(
-      `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload, due_at, created_at, updated_at)
-       VALUES ('msg_lostinthecrash', ?, ?, 'email.queued', ?, ?, ?, ?)`,
+      `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, due_at, created_at, updated_at)
+       VALUES ('msg_lostinthecrash', ?, 'email.queued', '{}', ?, ?, ?)`,
     )
-      .bind(webhook.id, accountId, '{"type":"email.queued","createdAt":"x","data":{}}', ago, ago, ago)
+      .bind(webhook.id, ago, ago, ago)
       .run();
     await worker.scheduled(createScheduledController(), env);
     const [delivery] = await waitForEvents(key, ['email.queued']);
@@ -210,7 +210,7 @@ describe('endpoint health and recovery', () => {
     const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
     await call('PATCH', `/api/v1/webhooks/${webhook.id}`, { token: mailKey, body: { enabled: false } });
     const test = await call<WebhookDelivery>('POST', `/api/v1/webhooks/${webhook.id}/test`, { token: mailKey });
-    const overdue = new Date(Date.now() - 120_000).toISOString();
+    const overdue = Date.now() - 120_000;
     await env.DB.prepare('UPDATE webhook_deliveries SET due_at = ? WHERE id = ?')
       .bind(overdue, test.json.data.id)
       .run();
@@ -219,7 +219,7 @@ describe('endpoint health and recovery', () => {
     expect(await receivedAt(key)).toHaveLength(0);
     const due = await env.DB.prepare('SELECT due_at FROM webhook_deliveries WHERE id = ?')
       .bind(test.json.data.id)
-      .first<{ due_at: string }>();
+      .first<{ due_at: number }>();
     expect(due!.due_at).toBe(overdue); // the sweep did not take it
 
     await call('PATCH', `/api/v1/webhooks/${webhook.id}`, { token: mailKey, body: { enabled: true } });

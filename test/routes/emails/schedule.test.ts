@@ -33,7 +33,9 @@ async function scheduledLater(mailKey: string, to = uniqueAddress('later')) {
 
 /** Its time came while its queue message was lost (say, with a restarted `wrangler dev`). */
 const timeCameAndMessageLost = (id: string) =>
-  env.DB.prepare(`UPDATE emails SET due_at = ?1, scheduled_at = ?1 WHERE id = ?2`).bind(inSeconds(-5), id).run();
+  env.DB.prepare(`UPDATE emails SET due_at = ?1, scheduled_at = ?1 WHERE id = ?2`)
+    .bind(Date.now() - 5_000, id)
+    .run();
 
 describe('scheduledAt on POST /api/v1/emails', () => {
   it('SCHEDULED until its time, delivered after it (not before), with its timeline', async () => {

@@ -57,7 +57,7 @@ export function buildApp() {
   app.route('/', adminListRoutes);
   app.route('/', docsRoutes(app));
 
-  app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route')), 404));
+  app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route'), c.var.requestId), 404));
 
   app.onError((err, c) => {
     const apiError = toApiError(err);
@@ -69,7 +69,7 @@ export function buildApp() {
       return verifyPage(c, '', '', { kind: 'error' }, 500);
     }
     for (const [name, value] of Object.entries(apiError.extra.headers ?? {})) c.header(name, value);
-    return c.json(errorBody(apiError), apiError.status);
+    return c.json(errorBody(apiError, c.var.requestId), apiError.status);
   });
 
   return app;

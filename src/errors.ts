@@ -51,7 +51,8 @@ export class ApiError extends Error {
   }
 }
 
-export function errorBody(err: ApiError) {
+/** The error envelope; `requestId` is the answer's `X-Request-Id`, so that one line of it can be quoted. */
+export function errorBody(err: ApiError, requestId: string) {
   return {
     success: false as const,
     error: {
@@ -59,6 +60,7 @@ export function errorBody(err: ApiError) {
       message: err.message,
       ...(err.extra.details ? { details: err.extra.details } : {}),
       ...(err.extra.resetAt ? { resetAt: err.extra.resetAt } : {}),
+      requestId,
     },
   };
 }

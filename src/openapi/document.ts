@@ -113,7 +113,12 @@ export function errorResponses(codes: ErrorCode[], options: { rateLimitHeaders: 
             examples: Object.fromEntries(
               statusCodes.map((code) => [
                 code,
-                { value: { success: false, error: { code, message: ERROR_EXAMPLES[code] } } },
+                {
+                  value: {
+                    success: false,
+                    error: { code, message: ERROR_EXAMPLES[code], requestId: 'req_7dq2m4xkpa5wz3nhy6cb' },
+                  },
+                },
               ]),
             ),
           },
@@ -182,7 +187,7 @@ export function buildDocument(app: OpenAPIHono<AppEnv>, serverUrl: string) {
       title: 'postcode',
       version: '1.0.0',
       description:
-        "Transactional email and one-time codes. Every JSON response is `{ success, data }` or `{ success: false, error: { code, message, details? } }` and carries `X-Request-Id`. A query parameter a route does not declare, or one given twice, is refused with 400 INVALID_INPUT naming it, as an unknown body field is; a method a path does not declare gets 405 METHOD_NOT_ALLOWED with that path's `Allow`.",
+        "Transactional email and one-time codes. Every JSON response is `{ success, data }` or `{ success: false, error: { code, message, details?, requestId } }` and carries `X-Request-Id` (the same as `error.requestId`). A query parameter a route does not declare, or one given twice, is refused with 400 INVALID_INPUT naming it, as an unknown body field is; a method a path does not declare gets 405 METHOD_NOT_ALLOWED with that path's `Allow`.",
     },
     servers: [{ url: serverUrl, description: 'This service' }],
     tags: [

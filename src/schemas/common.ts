@@ -153,7 +153,10 @@ export const pageOf = <K extends string, T extends z.ZodType>(key: K, item: T) =
     }),
   );
 
-/** Error envelope (decisions.md): the code, a message naming the field, optional details and resetAt. */
+/**
+ * Error envelope (decisions.md): the code, a message naming the field, optional details and resetAt, and the
+ * request's id (docs/decisions.md).
+ */
 export const errorEnvelope = <const Codes extends readonly [string, ...string[]]>(codes: Codes) =>
   z.object({
     success: z.literal(false),
@@ -162,6 +165,9 @@ export const errorEnvelope = <const Codes extends readonly [string, ...string[]]
       message: z.string(),
       details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
       resetAt: z.string().optional(),
+      requestId: z
+        .string()
+        .openapi({ description: 'The X-Request-Id of this answer: quote it when asking about the request' }),
     }),
   });
 

@@ -212,7 +212,7 @@ export async function waitForStatus(
 export function expectError(res: ApiResponse, status: number, code: string) {
   expect({ status: res.status, body: res.json }).toMatchObject({
     status,
-    body: { success: false, error: { code, message: expect.any(String) } },
+    body: { success: false, error: { code, message: expect.any(String), requestId: res.headers.get('X-Request-Id') } },
   });
 }
 

@@ -29,6 +29,7 @@ declare global {
       WEBHOOK_RECEIVER_URL: string;
       /** Attachment files served over http (test/support/node/file-server.ts). */
       FILE_SERVER_URL: string;
+      DKIM_VERIFIER_URL: string;
     }
   }
 }

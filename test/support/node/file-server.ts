@@ -2,7 +2,7 @@
 //   GET /files/<n>       n bytes of a fixed pattern (byte i is (31 i + 7) mod 256), application/octet-stream
 //   GET /status/<code>   an empty answer with that status (404, 500, 302 to /files/1)
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type HttpFixture, listenOnLoopback } from './http-fixture';
 
 /** The bytes /files/<n> serves (tests compare what arrived with these). */
 export function patternBytes(size: number): Uint8Array {
@@ -11,7 +11,7 @@ export function patternBytes(size: number): Uint8Array {
   return bytes;
 }
 
-export async function startFileServer(): Promise<{ url: string; close(): Promise<void> }> {
+export async function startFileServer(): Promise<HttpFixture> {
   const server: Server = createServer((req, res) => {
     const [, area, value] = new URL(req.url ?? '/', 'http://localhost').pathname.split('/');
     if (area === 'files' && /^\d{1,9}$/.test(value ?? '')) {
@@ -24,13 +24,5 @@ export async function startFileServer(): Promise<{ url: string; close(): Promise
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }

@@ -1,4 +1,5 @@
 import type { TestProject } from 'vitest/node';
+import { startDkimVerifier } from './dkim-verifier';
 import { startFileServer } from './file-server';
 import { startMaildev } from './maildev';
 import { startLenientServer, startSilentServer, startSmtpSink } from './smtp-sink';
@@ -24,6 +25,7 @@ declare module 'vitest' {
     maildevUrl: string;
     webhookReceiverUrl: string;
     fileServerUrl: string;
+    dkimVerifierUrl: string;
   }
 }
 
@@ -62,6 +64,8 @@ export default async function setup(project: TestProject) {
   project.provide('webhookReceiverUrl', receiver.url);
   const files = await startFileServer();
   project.provide('fileServerUrl', files.url);
+  const dkim = await startDkimVerifier();
+  project.provide('dkimVerifierUrl', dkim.url);
   return async () => {
     await sink.close();
     await silent.close();
@@ -74,5 +78,6 @@ export default async function setup(project: TestProject) {
     await maildev.close();
     await receiver.close();
     await files.close();
+    await dkim.close();
   };
 }

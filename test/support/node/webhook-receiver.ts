@@ -5,8 +5,8 @@
 //   PUT  /control/<key>      { secrets?: string[], mode?: 'ok' | '500' | 'hang', failFirst?: number }
 //   GET  /control/<key>      what arrived: [{ webhookId, timestamp, signatureValid, payload, answered }]
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { type HttpFixture, listenOnLoopback } from './http-fixture';
 
 export type ReceivedWebhook = {
   webhookId: string;
@@ -37,7 +37,7 @@ function verifies(secrets: string[], raw: string, headers: Record<string, string
   });
 }
 
-export async function startWebhookReceiver(): Promise<{ url: string; close(): Promise<void> }> {
+export async function startWebhookReceiver(): Promise<HttpFixture> {
   const controls = new Map<string, Control>();
   const control = (key: string) => {
     let found = controls.get(key);
@@ -85,14 +85,5 @@ export async function startWebhookReceiver(): Promise<{ url: string; close(): Pr
     entry.answered = fail ? 500 : 204;
     res.writeHead(entry.answered).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }

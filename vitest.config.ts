@@ -29,6 +29,7 @@ const workersProject = (name: string, include: string[]) => ({
           WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
           FILE_SERVER_URL: inject('fileServerUrl'),
           DKIM_VERIFIER_URL: inject('dkimVerifierUrl'),
+          DNS_STUB_URL: inject('dnsStubUrl'),
           // The receiver listens on http://127.0.0.1 (production accepts only public https).
           WEBHOOK_ALLOW_INSECURE: 'true',
           ADMIN_TOKEN: 'test-admin-token',

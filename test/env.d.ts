@@ -30,6 +30,7 @@ declare global {
       /** Attachment files served over http (test/support/node/file-server.ts). */
       FILE_SERVER_URL: string;
       DKIM_VERIFIER_URL: string;
+      DNS_STUB_URL: string;
     }
   }
 }

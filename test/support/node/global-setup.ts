@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startDkimVerifier } from './dkim-verifier';
+import { startDnsStub } from './dns-stub';
 import { startFileServer } from './file-server';
 import { startMaildev } from './maildev';
 import { startLenientServer, startSilentServer, startSmtpSink } from './smtp-sink';
@@ -26,6 +27,7 @@ declare module 'vitest' {
     webhookReceiverUrl: string;
     fileServerUrl: string;
     dkimVerifierUrl: string;
+    dnsStubUrl: string;
   }
 }
 
@@ -66,6 +68,8 @@ export default async function setup(project: TestProject) {
   project.provide('fileServerUrl', files.url);
   const dkim = await startDkimVerifier();
   project.provide('dkimVerifierUrl', dkim.url);
+  const dns = await startDnsStub();
+  project.provide('dnsStubUrl', dns.url);
   return async () => {
     await sink.close();
     await silent.close();
@@ -79,5 +83,6 @@ export default async function setup(project: TestProject) {
     await receiver.close();
     await files.close();
     await dkim.close();
+    await dns.close();
   };
 }

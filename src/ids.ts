@@ -1,4 +1,5 @@
 // Identifiers and secrets: prefixed, lower-case base32 (RFC 4648 alphabet, no padding).
+import { toBase64 } from './base64';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
@@ -51,5 +52,5 @@ export function nowIso(date: Date = new Date()): string {
 /** A Standard Webhooks signing secret: `whsec_` and 32 random bytes in base64. */
 export function newWebhookSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
+  return `whsec_${toBase64(bytes)}`;
 }

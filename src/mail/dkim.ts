@@ -1,5 +1,6 @@
 // DKIM signatures (RFC 6376): rsa-sha256, relaxed canonicalization of headers and body. The body is hashed
 // as it streams (Workers' DigestStream), so a large message is never held whole to be signed.
+import { toBase64 } from '../base64';
 
 /** A domain's signing key: `d=`, `s=` and the imported private key (RSASSA-PKCS1-v1_5, SHA-256). */
 export type DkimKey = { domain: string; selector: string; privateKey: CryptoKey };
@@ -22,8 +23,6 @@ export const SIGNED_HEADERS = [
 ] as const;
 
 const encoder = new TextEncoder();
-
-const toBase64 = (bytes: ArrayBuffer) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
 
 /** Relaxed header canonicalization (RFC 6376 3.4.2): lower-case name, unfolded value, runs of space as one. */
 export function relaxedHeader(name: string, value: string): string {

@@ -2,6 +2,7 @@
 // source as base64. Our own writer, because no maintained MIME library for Workers streams parts (they
 // build one string), and a 10 MB attachment should not sit in memory three times over. The SMTP client
 // (smtp/connection.ts) writes these chunks as they come.
+import { toBase64 } from '../base64';
 import { addressHeader, customHeader, unstructuredHeader } from './headers';
 import type { OutgoingAttachment, OutgoingMail } from './outgoing';
 import { quotedPrintable } from './quoted-printable';
@@ -25,14 +26,8 @@ async function* once(text: string): AsyncIterable<string> {
   yield text;
 }
 
-function binary(bytes: Uint8Array): string {
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) out += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return out;
-}
-
 /** Base64 in 76-character lines (the last one ends without CRLF), for bytes a multiple of 57 long or the tail. */
-const base64Lines = (bytes: Uint8Array) => (btoa(binary(bytes)).match(/.{1,76}/g) ?? []).join('\r\n');
+const base64Lines = (bytes: Uint8Array) => (toBase64(bytes).match(/.{1,76}/g) ?? []).join('\r\n');
 
 /** A stream as base64 lines, read chunk by chunk: only the bytes of one chunk are held at a time. */
 async function* base64Stream(stream: ReadableStream<Uint8Array>): AsyncIterable<string> {

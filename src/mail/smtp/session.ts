@@ -2,6 +2,7 @@
 // STARTTLS and AUTH, then commands and replies until QUIT. What a message needs (the envelope, DATA) is
 // the connection's business (connection.ts); every exchange runs under one timer (`bounded`).
 import { connect } from 'cloudflare:sockets';
+import { toBase64 } from '../../base64';
 import type { SmtpConfig } from '../../config';
 import { oneLine, type Reply, ReplyReader } from './replies';
 
@@ -50,7 +51,7 @@ export class HandshakeFailed extends Error {}
 const encoder = new TextEncoder();
 
 /** Base64 of UTF-8 text (AUTH takes credentials as bytes; `btoa` alone stops at Latin-1). */
-const base64 = (text: string) => btoa(String.fromCharCode(...encoder.encode(text)));
+const base64 = (text: string) => toBase64(encoder.encode(text));
 
 export class SmtpSession {
   capabilities: Capabilities = NONE;

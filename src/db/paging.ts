@@ -3,8 +3,14 @@
 // of its page (its time and key) and the number of the page it leads to.
 import type { D1Reader } from './reads';
 
-/** A row's time is ISO text or epoch milliseconds, as its table keeps it (migrations/0002_compact_rows.sql). */
+/**
+ * A row's time is ISO text or epoch milliseconds, as its table keeps it (migrations/0002_compact_rows.sql); a
+ * cursor given in the other form names the same instant (see `positionTime`).
+ */
 export type Cursor = { page: number; at: string | number; key: string };
+
+/** The latest instant a Date holds, in milliseconds. */
+const MAX_TIME_MS = 8_640_000_000_000_000;
 
 /** Where a page starts and how long it is; `page` is the cursor's when there is one. */
 export type PageRequest = { limit: number; page: number; after: Cursor | null };
@@ -29,7 +35,9 @@ export function decodeCursor(text: string): Cursor | null {
     if (!Array.isArray(value) || value.length !== 3) return null;
     const [page, at, key] = value as unknown[];
     if (!Number.isInteger(page) || (page as number) < 2 || (page as number) > 1_000_000) return null;
-    const time = (typeof at === 'string' && at.length <= 40) || Number.isSafeInteger(at);
+    const time =
+      (typeof at === 'string' && at.length <= 40 && !Number.isNaN(Date.parse(at))) ||
+      (Number.isSafeInteger(at) && (at as number) >= 0 && (at as number) <= MAX_TIME_MS);
     if (!time || typeof key !== 'string' || key.length > 320) return null;
     return { page: page as number, at: at as string | number, key };
   } catch {
@@ -37,8 +45,17 @@ export function decodeCursor(text: string): Cursor | null {
   }
 }
 
-/** How a list is ordered: newest `time` first, ties broken by `key` (unique), descending or ascending. */
-export type ListOrder = { time: string; key: string; keyOrder?: 'DESC' | 'ASC' };
+/**
+ * How a list is ordered: newest `time` first, ties broken by `key` (unique), descending or ascending; `clock`
+ * is how its table keeps `time`.
+ */
+export type ListOrder = { time: string; clock: 'ms' | 'iso'; key: string; keyOrder?: 'DESC' | 'ASC' };
+
+/** The cursor's time in the list's own form, whichever form the cursor has it in. */
+const positionTime = (at: string | number, clock: ListOrder['clock']) => {
+  if (clock === 'ms') return typeof at === 'number' ? at : Date.parse(at);
+  return typeof at === 'string' ? at : new Date(at).toISOString();
+};
 
 /**
  * The parts of a page's query, with `?` placeholders: `position` goes in the WHERE (rows after the cursor),
@@ -47,11 +64,12 @@ export type ListOrder = { time: string; key: string; keyOrder?: 'DESC' | 'ASC' }
 export function pageQueryParts(order: ListOrder, request: PageRequest) {
   const keyOrder = order.keyOrder ?? 'DESC';
   const after = request.after;
+  const at = after ? positionTime(after.at, order.clock) : null;
   // `time <= ?` bounds the index range; the OR leaves out the rows of the cursor's time up to its key.
   const position = after
     ? {
         sql: `AND ${order.time} <= ? AND (${order.time} < ? OR ${order.key} ${keyOrder === 'DESC' ? '<' : '>'} ?)`,
-        binds: [after.at, after.at, after.key],
+        binds: [at, at, after.key],
       }
     : { sql: '', binds: [] };
   const offset = after ? 0 : (request.page - 1) * request.limit;
@@ -114,7 +132,7 @@ export const newestFirst = <Row extends Record<string, unknown>, T>(
     {
       select: `SELECT ${query.columns} ${query.from}`,
       binds: query.binds,
-      order: { time: 'created_at', key: 'id' },
+      order: { time: 'created_at', clock: 'iso', key: 'id' },
       count: db.prepare(`SELECT COUNT(*) AS total ${query.from}`).bind(...query.binds),
     },
     request,

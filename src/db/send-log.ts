@@ -96,7 +96,7 @@ function matchingCount(owner: EmailOwner, filter: SendLogFilter, ids: Sql): Sql 
  */
 export async function listEmails(db: D1Reader, owner: EmailOwner, request: PageRequest, filter: SendLogFilter = {}) {
   const ids = matchingIds(owner, filter);
-  const { position, tail } = pageQueryParts({ time: ids.time, key: ids.id }, request);
+  const { position, tail } = pageQueryParts({ time: ids.time, clock: 'ms', key: ids.id }, request);
   const pageIds = `${ids.sql} ${position.sql} ${tail.sql}`;
   const count = matchingCount(owner, filter, ids);
   const [rows, counted] = await db.batch([

@@ -21,7 +21,7 @@ export const listSuppressions = (db: D1Database, accountId: string, request: Pag
     {
       select: 'SELECT email, reason, source, created_at FROM suppressions WHERE account_id = ?',
       binds: [accountId],
-      order: { time: 'created_at', key: 'email', keyOrder: 'ASC' },
+      order: { time: 'created_at', clock: 'iso', key: 'email', keyOrder: 'ASC' },
       count: listCount(db, 'suppressions', accountId),
     },
     request,

@@ -64,7 +64,7 @@ export const listTemplates = (db: D1Reader, accountId: string, request: PageRequ
     {
       select: `SELECT ${COLUMNS} FROM templates WHERE account_id = ?`,
       binds: [accountId],
-      order: { time: 'updated_at', key: 'id' },
+      order: { time: 'updated_at', clock: 'iso', key: 'id' },
       count: db.prepare('SELECT COUNT(*) AS total FROM templates WHERE account_id = ?').bind(accountId),
     },
     request,

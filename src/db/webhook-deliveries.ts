@@ -59,7 +59,7 @@ export const listDeliveries = (db: D1Database, endpointId: string, request: Page
     {
       select: 'SELECT * FROM webhook_deliveries WHERE endpoint_id = ?',
       binds: [endpointId],
-      order: { time: 'created_at', key: 'id' },
+      order: { time: 'created_at', clock: 'ms', key: 'id' },
       count: listCount(db, 'webhook_deliveries', endpointId),
     },
     request,

@@ -64,8 +64,11 @@ function filters(customers: string[]): SendLogFilter[] {
   return out.map((f) => Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)));
 }
 
-/** Walks every page after the first by `nextCursor`, returning the ids in order. */
-async function walk(owner: { accountId: string; test: boolean }, filter: SendLogFilter, limit: number) {
+/**
+ * Walks every page after the first by `nextCursor`, returning the ids in order; `asText` gives each cursor's
+ * time as ISO text, the form of the lists whose tables keep text.
+ */
+async function walk(owner: { accountId: string; test: boolean }, filter: SendLogFilter, limit: number, asText = false) {
   const ids: string[] = [];
   let request: PageRequest = { limit, page: 1, after: null };
   const { decodeCursor } = await import('../../src/db/paging');
@@ -75,6 +78,7 @@ async function walk(owner: { accountId: string; test: boolean }, filter: SendLog
     if (page.nextCursor === null) return ids;
     const after = decodeCursor(page.nextCursor)!;
     expect(after.page).toBe(request.page + 1);
+    if (asText) after.at = new Date(after.at).toISOString();
     request = { limit, page: after.page, after };
   }
   throw new Error('the cursor never reached the end');
@@ -127,6 +131,7 @@ describe('the send log (src/db/send-log.ts)', () => {
           expect(first.total, what).toBe(expected.length);
           expect(first.nextCursor === null, what).toBe(expected.length <= 3);
           expect(await walk({ accountId, test }, filter, 3), what).toEqual(expected);
+          expect(await walk({ accountId, test }, filter, 3, true), `${what}, cursor times as text`).toEqual(expected);
           const second = await listEmails(env.DB, { accountId, test }, { limit: 3, page: 2, after: null }, filter);
           expect(
             second.items.map((e) => e.id),

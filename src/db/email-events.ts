@@ -2,7 +2,6 @@
 // fact it records.
 import type { EmailEvent, EmailEventType } from '../mail/outcome';
 import type { D1Reader } from './reads';
-
 import { isoOf } from './time';
 
 export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: string };

@@ -53,17 +53,17 @@ export async function deleteEmails(db: D1Database, ids: string[], cutoff: Date):
 
 /**
  * The other expiring rows: each kind with the time that ages it (and the condition of its partial index),
- * in epoch milliseconds or ISO text (migrations/0002_compact_rows.sql).
+ * and how its table keeps that time (`clock`, as in src/db/paging.ts).
  */
 const EXPIRING = {
   webhookDeliveries: {
     table: 'webhook_deliveries',
     where: `status IN ('delivered', 'failed')`,
     time: 'updated_at',
-    ms: true,
+    clock: 'ms',
   },
-  otpHistory: { table: 'otp_verifications', where: '1', time: 'verified_at', ms: true },
-  idempotencyRecords: { table: 'idempotency_records', where: '1', time: 'created_at', ms: false },
+  otpHistory: { table: 'otp_verifications', where: '1', time: 'verified_at', clock: 'ms' },
+  idempotencyRecords: { table: 'idempotency_records', where: '1', time: 'created_at', clock: 'iso' },
 } as const;
 
 export type ExpiringRows = keyof typeof EXPIRING;
@@ -75,14 +75,14 @@ export async function deleteExpiredRows(
   cutoff: Date,
   limit: number,
 ): Promise<number> {
-  const { table, where, time, ms } = EXPIRING[kind];
+  const { table, where, time, clock } = EXPIRING[kind];
   const [, deleted] = await db.batch([
     db
       .prepare(
         `DELETE FROM ${table} WHERE rowid IN (
            SELECT rowid FROM ${table} WHERE ${where} AND ${time} < ?1 ORDER BY ${time} LIMIT ?2)`,
       )
-      .bind(ms ? cutoff.getTime() : cutoff.toISOString(), limit),
+      .bind(clock === 'ms' ? cutoff.getTime() : cutoff.toISOString(), limit),
     db.prepare(ROWS_DELETED),
   ]);
   return (deleted!.results[0] as { n: number }).n;

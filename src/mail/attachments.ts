@@ -1,5 +1,6 @@
 // Attachments: which files are refused, how their bytes are read when an email is accepted (base64 or an
 // https URL), and where they wait for delivery (R2, one object per attachment; the queue carries ids only).
+import { fromBase64 } from '../base64';
 import { ApiError } from '../errors';
 import { checkOutboundUrl } from '../net/outbound-url';
 import { readAtMost } from '../streams';
@@ -71,13 +72,6 @@ export type AttachmentRequest = {
 /** An attachment read and checked, ready to be stored. */
 export type LoadedAttachment = { meta: AttachmentMeta; bytes: Uint8Array };
 
-function decodeBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
 /** Fetches an attachment URL (public https only, no redirects), reading at most `limit` bytes. */
 async function fetchAttachment(url: string, limit: number, field: string, allowInsecure: boolean): Promise<Uint8Array> {
   const checked = checkOutboundUrl(url, allowInsecure);
@@ -121,7 +115,7 @@ export async function loadAttachments(
     const field = `attachments[${index}]`;
     const bytes =
       request.content !== undefined
-        ? decodeBase64(request.content)
+        ? fromBase64(request.content)
         : await fetchAttachment(request.path!, ATTACHMENT_LIMITS.bytes - total, `${field}.path`, allowInsecureUrls);
     total += bytes.length;
     if (total > ATTACHMENT_LIMITS.bytes) throw tooBig();

@@ -1,6 +1,7 @@
 // Header values as RFC 5322 and RFC 2047 want them on the wire: lines folded at 78 characters where
 // possible (never over 998), non-ASCII text as encoded words of at most 75 characters, and encoded words
 // never inside quotes. mime.ts writes the header block from these values.
+import { toBase64 } from '../base64';
 
 const MAX_LINE = 78;
 /**
@@ -15,12 +16,6 @@ const PLAIN_NAME = /^[\x20-\x7e]{1,60}$/;
 const encoder = new TextEncoder();
 const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
 
-function base64(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
 /**
  * UTF-8 text as encoded words of whole characters (a grapheme cluster is kept in one word when it fits, so
  * a reader never sees half an emoji between two words).
@@ -29,7 +24,7 @@ export function encodedWords(text: string): string[] {
   const words: string[] = [];
   let chunk = '';
   const flush = () => {
-    if (chunk) words.push(`=?UTF-8?B?${base64(encoder.encode(chunk))}?=`);
+    if (chunk) words.push(`=?UTF-8?B?${toBase64(encoder.encode(chunk))}?=`);
     chunk = '';
   };
   const pieces = [...graphemes.segment(text)].flatMap(({ segment }) =>

@@ -2,6 +2,7 @@
 // a verifier postcode did not write accepts against the published record.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { fromBase64 } from '../../src/base64';
 import { bodyHash, dkimSignature } from '../../src/mail/dkim';
 import { dkimRecordValue, newDkimKeyPair, openPrivateKey } from '../../src/mail/dkim-keys';
 
@@ -10,7 +11,7 @@ const SECRET = 'test-dkim-secret-0123456789abcdef';
 describe('DKIM key pairs', () => {
   it('are RSA 2048; the record carries the public key; the sealed private key opens and signs', async () => {
     const { publicKey, sealedPrivateKey } = await newDkimKeyPair(SECRET);
-    const spki = Uint8Array.from(atob(publicKey), (ch) => ch.charCodeAt(0));
+    const spki = fromBase64(publicKey);
     const imported = await crypto.subtle.importKey('spki', spki, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, [
       'verify',
     ]);

@@ -2,7 +2,9 @@
 // test/support/node/dkim-verifier.ts), on messages as src/mail/mime.ts writes them.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { toBase64 } from '../../src/base64';
 import { bodyHash, type DkimKey, dkimSignature, relaxedHeader } from '../../src/mail/dkim';
+import { dkimRecordValue } from '../../src/mail/dkim-keys';
 import { messageChunks } from '../../src/mail/mime';
 import type { OutgoingMail } from '../../src/mail/outgoing';
 
@@ -16,8 +18,10 @@ async function newKey(): Promise<{ key: DkimKey; record: string }> {
     ['sign', 'verify'],
   )) as CryptoKeyPair;
   const spki = (await crypto.subtle.exportKey('spki', pair.publicKey)) as ArrayBuffer;
-  const p = btoa(String.fromCharCode(...new Uint8Array(spki)));
-  return { key: { domain: DOMAIN, selector: SELECTOR, privateKey: pair.privateKey }, record: `v=DKIM1; k=rsa; p=${p}` };
+  return {
+    key: { domain: DOMAIN, selector: SELECTOR, privateKey: pair.privateKey },
+    record: dkimRecordValue(toBase64(spki)),
+  };
 }
 
 /** The message as it goes over the wire, without SMTP's dot-stuffing and final dot: header block and body. */

@@ -34,6 +34,10 @@ const workersProject = (name: string, include: string[]) => ({
           WEBHOOK_ALLOW_INSECURE: 'true',
           ADMIN_TOKEN: 'test-admin-token',
           OTP_PEPPER: 'test-pepper',
+          DKIM_KEY_SECRET: 'test-dkim-key-secret',
+          DNS_RESOLVER_URL: `${inject('dnsStubUrl')}/dns-query`,
+          RETURN_PATH_MX: 'mx.postcode.test',
+          SPF_INCLUDE: 'spf.relay.test',
           PUBLIC_BASE_URL: 'http://postcode.test',
           // Retries without waiting, so retry-to-dead-letter runs end to end in seconds.
           MAIL_RETRY_BASE_SECONDS: '0',

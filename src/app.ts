@@ -10,6 +10,7 @@ import { adminRoutes } from './routes/admin';
 import { adminListRoutes } from './routes/admin-lists';
 import { backendOtpRoutes } from './routes/backend-otp';
 import { docsRoutes } from './routes/docs';
+import { domainRoutes } from './routes/domains';
 import { emailVerificationRoutes } from './routes/email-verification';
 import { emailRoutes } from './routes/emails';
 import { instantOtpRoutes, otpCors } from './routes/instant-otp';
@@ -54,6 +55,7 @@ export function buildApp() {
     app.route('/', routes);
   for (const routes of [suppressionRoutes, webhookRoutes, backendOtpRoutes, emailVerificationRoutes, adminRoutes])
     app.route('/', routes);
+  app.route('/', domainRoutes);
   app.route('/', adminListRoutes);
   app.route('/', docsRoutes(app));
 

@@ -57,6 +57,23 @@ export type Config = {
   publicBaseUrl: string | null;
   /** Null when unset: the admin API is hidden (404). */
   adminToken: string | null;
+  /** Sending domains: their DKIM keys' sealing secret, the DNS resolver, and the return path's names. */
+  domains: DomainsConfig;
+};
+
+export type DomainsConfig = {
+  /** DKIM_KEY_SECRET: seals private keys and keys the return path's tokens; null: domain routes fail (500). */
+  keySecret: string | null;
+  /** A DNS-over-HTTPS resolver answering the JSON form. */
+  resolverUrl: string;
+  /** `<subdomain>.<domain>` is a verified domain's envelope domain (RETURN_PATH_SUBDOMAIN). */
+  returnPathSubdomain: string;
+  /** The MX host the return path's subdomain points at; null: no return path records (partially verified at most). */
+  returnPathMx: string | null;
+  /** The relay's SPF include for the return path's TXT record; null: no SPF record is asked for. */
+  spfInclude: string | null;
+  /** The envelope domain of mail not on a verified domain; null: the sender's own address. */
+  globalReturnPath: string | null;
 };
 export type RateLimits = Config['limits'];
 
@@ -113,12 +130,22 @@ const httpUrl = z.string().refine((raw) => {
 
 const securities = ['tls', 'starttls', 'none'] as const;
 
+const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
+
 /** A host name as EHLO takes it (RFC 5321 §4.1.2 Domain): dot-separated letters, digits and hyphens. */
 const hostName = z
   .string()
   .regex(/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, {
     error: 'expected a host name such as mail.example.com',
   });
+
+/** One DNS label (RETURN_PATH_SUBDOMAIN): letters, digits and inner hyphens, lower-cased. */
+const dnsLabel = z
+  .string()
+  .regex(/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/, { error: 'expected one DNS label such as pc-bounces' })
+  .transform((label) => label.toLowerCase());
+
+const lowerHostName = hostName.transform((name) => name.toLowerCase());
 
 function smtpOf(vars: {
   SMTP_HOST?: string;
@@ -166,6 +193,17 @@ const schema = z
     WEBHOOK_ALLOW_INSECURE: withDefault(booleanText, false),
     WEBHOOK_DISABLE_AFTER_DAYS: withDefault(wholeNumber(1, 365), 5),
     RETENTION_DAYS: withDefault(wholeNumber(0, 3650), 30),
+    DKIM_KEY_SECRET: z.preprocess(emptySecret, z.string().optional()),
+    DNS_RESOLVER_URL: withDefault(httpUrl, DEFAULT_DNS_RESOLVER),
+    RETURN_PATH_SUBDOMAIN: withDefault(dnsLabel, 'pc-bounces'),
+    RETURN_PATH_MX: optional(lowerHostName),
+    SPF_INCLUDE: optional(lowerHostName),
+    RETURN_PATH_DOMAIN: optional(lowerHostName),
+  })
+  // The return path's tokens carry a MAC keyed by DKIM_KEY_SECRET.
+  .refine((vars) => !vars.RETURN_PATH_DOMAIN || vars.DKIM_KEY_SECRET, {
+    message: 'needs DKIM_KEY_SECRET, which keys the return path tokens',
+    path: ['RETURN_PATH_DOMAIN'],
   })
   .transform(
     (vars): Config => ({
@@ -186,6 +224,14 @@ const schema = z
       retention: { days: vars.RETENTION_DAYS },
       publicBaseUrl: vars.PUBLIC_BASE_URL ?? null,
       adminToken: vars.ADMIN_TOKEN ?? null,
+      domains: {
+        keySecret: vars.DKIM_KEY_SECRET ?? null,
+        resolverUrl: vars.DNS_RESOLVER_URL,
+        returnPathSubdomain: vars.RETURN_PATH_SUBDOMAIN,
+        returnPathMx: vars.RETURN_PATH_MX ?? null,
+        spfInclude: vars.SPF_INCLUDE ?? null,
+        globalReturnPath: vars.RETURN_PATH_DOMAIN ?? null,
+      },
     }),
   );
 
@@ -236,6 +282,13 @@ export function otpPepper(env: Bindings): string {
   const pepper = config(env).otp.pepper;
   if (pepper === null) throw new Error('Invalid configuration: OTP_PEPPER is not set (needed by the OTP routes)');
   return pepper;
+}
+
+/** DKIM_KEY_SECRET; throws (500) when unset, so only what needs it (domains, return path tokens) fails. */
+export function dkimKeySecret(env: Bindings): string {
+  const secret = config(env).domains.keySecret;
+  if (secret === null) throw new Error('Invalid configuration: DKIM_KEY_SECRET is not set (needed by sending domains)');
+  return secret;
 }
 
 /** The SMTP route, or null when none is configured (sending routes then answer 503). */

@@ -12,7 +12,7 @@ function randomBase32(bits: number): string {
   return out;
 }
 
-export type IdPrefix = 'em' | 'tpl' | 'snd' | 'acc' | 'key' | 'otk' | 'req' | 'ver' | 'whk';
+export type IdPrefix = 'em' | 'tpl' | 'snd' | 'acc' | 'key' | 'otk' | 'req' | 'ver' | 'whk' | 'dom';
 
 /** Resource ids carry 100 random bits. */
 export function newId(prefix: IdPrefix): string {
@@ -38,6 +38,14 @@ export function sessionObjectIdOf(sessionId: string): string | null {
 /** The token of a one-click verification link (160 random bits; only its HMAC is stored). */
 export function newLinkToken(): string {
   return randomBase32(160);
+}
+
+/**
+ * A DKIM selector: `pc` and 40 random bits, so that two accounts (or two keys of one domain) never publish
+ * at the same name.
+ */
+export function newSelector(): string {
+  return `pc${randomBase32(40)}`;
 }
 
 /** Secrets handed to clients once: 160 random bits. */

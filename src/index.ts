@@ -2,6 +2,7 @@ import { buildApp } from './app';
 import { config } from './config';
 import { getSettings } from './db/settings';
 import type { Bindings } from './env';
+import { checkDueDomains } from './mail/domains';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
 import type { MailJob } from './queue/jobs';
 import { dispatchScheduledMail, recoverOverdueMail, releaseHeldMail } from './queue/producer';
@@ -17,14 +18,15 @@ export default {
     else await deliverMailBatch(batch, env);
   },
   // Every minute: held mail goes out if an unfreeze was interrupted; scheduled mail coming due is queued;
-  // overdue mail and webhook deliveries are queued again. Then retention deletes what expired (bounded
-  // amounts per run, after the sweeps so it never delays them).
+  // overdue mail and webhook deliveries are queued again. Sending domains due a DNS check get it. Then
+  // retention deletes what expired (bounded amounts per run, after the sweeps so it never delays them).
   async scheduled(_controller, env) {
     if (!(await getSettings(env.DB)).frozen) await releaseHeldMail(env);
     await dispatchScheduledMail(env);
     const { graceSeconds } = config(env).outbox;
     await recoverOverdueMail(env, graceSeconds);
     await recoverOverdueDeliveries(env, graceSeconds);
+    await checkDueDomains(env);
     await deleteExpired(env);
   },
 } satisfies ExportedHandler<Bindings, MailJob>;

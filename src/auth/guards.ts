@@ -73,6 +73,23 @@ export const anyApiKey: Guard<GuardedEnv<ApiKeyCredential>> = {
 };
 
 export const mailApi = apiKeyWith('mail_api');
+
+/**
+ * A live API key with `mail_api`: routes that change what live mail is (domains, senders). A test key shares
+ * no state with live mail, so it cannot vouch for a sender. The document shows it as the role `live`.
+ */
+export const liveMailApi: Guard<GuardedEnv<ApiKeyCredential>> = {
+  middleware: createMiddleware<GuardedEnv<ApiKeyCredential>>(async (c, next) => {
+    const credential = await resolveCredential(c.env.DB, c.req.header('Authorization'));
+    if (credential.kind !== 'api_key' || !credential.scopes.includes('mail_api') || credential.mode !== 'live') {
+      throw new ApiError('SCOPE_REQUIRED', 'This route needs a live API key with scope mail_api');
+    }
+    c.set('credential', credential);
+    await next();
+  }),
+  security: [{ mailApiKey: ['live'] }],
+  errors: AUTH_ERRORS,
+};
 export const serverOtp = apiKeyWith('server_otp');
 /** OTP sends from browsers: the token's IP allowlist applies. */
 export const publicOrServer = publicTokenOrServerKey(true);

@@ -122,7 +122,7 @@ export async function readPage<Row extends Record<string, unknown>, T>(
  * rows there are in all (for lists that stay small: the growing ones keep counters).
  */
 export const newestFirst = <Row extends Record<string, unknown>, T>(
-  db: D1Database,
+  db: D1Reader,
   query: { columns: string; from: string; binds: unknown[] },
   request: PageRequest,
   toItem: (row: Row) => T,
@@ -148,5 +148,5 @@ export const listCount = (db: D1Database, list: 'suppressions' | 'webhook_delive
 /** Pages of one account's rows of `table`, newest first. */
 export const accountRowsNewestFirst =
   <Row extends Record<string, unknown>, T>(table: string, columns: string, toItem: (row: Row) => T) =>
-  (db: D1Database, accountId: string, request: PageRequest) =>
+  (db: D1Reader, accountId: string, request: PageRequest) =>
     newestFirst(db, { columns, from: `FROM ${table} WHERE account_id = ?`, binds: [accountId] }, request, toItem);

@@ -21,6 +21,13 @@ const otpData = z.object({
   channel: z.enum(['instant', 'backend', 'email_verification']),
 });
 
+const domainData = z.object({
+  domainId: z.string(),
+  name: z.string().openapi({ description: 'The domain in its ASCII spelling' }),
+  status: z.enum(['verified', 'partially_verified', 'failed']).openapi({ description: "The domain's new status" }),
+});
+const senderData = z.object({ senderId: z.string(), email: z.string(), status: z.literal('verified') });
+
 const WHEN: Record<EventType | typeof TEST_EVENT, string> = {
   'email.queued':
     'An email was accepted and stored (routes 1, 3, 4, the batch); status SCHEDULED when it waits for its time.',
@@ -33,6 +40,11 @@ const WHEN: Record<EventType | typeof TEST_EVENT, string> = {
   'otp.verified': 'A one-time code was verified (instant, legacy or backend).',
   'otp.locked': 'A session locked after its last wrong code.',
   'email_verification.verified': 'An email verification succeeded (JSON route or the hosted page).',
+  'domain.verified':
+    "A domain's DKIM record was found: status verified (return path found too) or partially_verified (mail is signed, the envelope uses the service's return path).",
+  'domain.failed':
+    "A domain failed: no DKIM record 72 h after it was added, or a verified domain's DKIM record disappeared.",
+  'sender.verified': "A sender's address was confirmed (its hosted page), or it was added on a verified domain.",
   'webhook.test': 'POST /api/v1/webhooks/{webhookId}/test.',
 };
 
@@ -48,9 +60,13 @@ export function registerWebhookEvents(app: OpenAPIHono<AppEnv>) {
   for (const type of [...EVENT_TYPES, TEST_EVENT]) {
     const data = type.startsWith('email.')
       ? emailData
-      : type === TEST_EVENT
-        ? z.object({ webhookId: z.string() })
-        : otpData;
+      : type.startsWith('domain.')
+        ? domainData
+        : type === 'sender.verified'
+          ? senderData
+          : type === TEST_EVENT
+            ? z.object({ webhookId: z.string() })
+            : otpData;
     app.openAPIRegistry.registerWebhook({
       method: 'post',
       path: type,

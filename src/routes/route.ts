@@ -19,6 +19,8 @@ export type Tag =
   | 'Service'
   | 'Mail'
   | 'Templates'
+  | 'Domains'
+  | 'Senders'
   | 'Suppressions'
   | 'Webhooks'
   | 'Instant OTP'

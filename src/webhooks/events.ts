@@ -12,13 +12,17 @@ export const EVENT_TYPES = [
   'otp.verified',
   'otp.locked',
   'email_verification.verified',
+  'domain.verified',
+  'domain.failed',
+  'sender.verified',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** What `POST /api/v1/webhooks/{webhookId}/test` sends; nobody subscribes to it. */
 export const TEST_EVENT = 'webhook.test' as const;
 
-/** `email.*` needs a key with `mail_api`; `otp.*` and `email_verification.*` need `server_otp`. */
-export const scopeOfEvent = (type: EventType): Scope => (type.startsWith('email.') ? 'mail_api' : 'server_otp');
+/** Mail's events (`email.*`, `domain.*`, `sender.*`) need a key with `mail_api`; OTP's need `server_otp`. */
+export const scopeOfEvent = (type: EventType): Scope =>
+  /^(email|domain|sender)\./.test(type) ? 'mail_api' : 'server_otp';
 
 export type EmailEventData = {
   emailId: string;
@@ -32,8 +36,12 @@ export type EmailEventData = {
   reply?: string;
 };
 export type OtpEventData = { sessionId: string; email: string; channel: string };
+export type DomainEventData = { domainId: string; name: string; status: string };
+export type SenderEventData = { senderId: string; email: string; status: string };
 
 /** One event before it is stored: the payload is `{ type, createdAt, data }` (never a code, hash or key). */
 export type WebhookEvent =
   | { type: Extract<EventType, `email.${string}`>; data: EmailEventData }
-  | { type: Exclude<EventType, `email.${string}`>; data: OtpEventData };
+  | { type: Extract<EventType, `domain.${string}`>; data: DomainEventData }
+  | { type: 'sender.verified'; data: SenderEventData }
+  | { type: Extract<EventType, `otp.${string}` | `email_verification.${string}`>; data: OtpEventData };

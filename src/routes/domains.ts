@@ -1,0 +1,183 @@
+import { liveMailApi } from '../auth/guards';
+import { config } from '../config';
+import { type Domain, deleteDomain, findDomain, listDomains } from '../db/domains';
+import { readOwnWrite, replicaReads } from '../db/reads';
+import { domainRecords } from '../mail/domain-check';
+import { addDomain, domainNotFound, forgetSigning, rotateDkim, verifyDomain } from '../mail/domains';
+import { linksFilling } from '../openapi/document';
+import { pageData, pageQuery, pageRequest } from '../schemas/common';
+import * as schema from '../schemas/domains';
+import type { DomainsConfig } from '../config';
+import { json, ok, route, router } from './route';
+
+// Sending domains (docs/domains.md). Managing them counts against the per-credential read bucket.
+
+const detail = (domain: Domain, settings: DomainsConfig) => ({
+  id: domain.id,
+  name: domain.name,
+  status: domain.status,
+  records: domainRecords(domain, settings),
+  createdAt: domain.createdAt,
+});
+
+const DOMAIN = {
+  id: 'dom_q3k7zt2mxwa5n4cr8hbe6ypd',
+  name: 'example.com',
+  status: 'pending' as const,
+  records: [
+    {
+      purpose: 'dkim' as const,
+      type: 'TXT' as const,
+      name: 'pcq3k7zt2m._domainkey.example.com',
+      value: 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA…',
+      status: 'pending' as const,
+    },
+    {
+      purpose: 'return_path_mx' as const,
+      type: 'MX' as const,
+      name: 'pc-bounces.example.com',
+      value: 'mx.postcode.example',
+      priority: 10,
+      status: 'pending' as const,
+    },
+    {
+      purpose: 'dmarc' as const,
+      type: 'TXT' as const,
+      name: '_dmarc.example.com',
+      value: 'v=DMARC1; p=none;',
+      status: 'pending' as const,
+    },
+  ],
+  createdAt: '2026-11-26T09:00:00.000Z',
+};
+
+const common = { tag: 'Domains', guard: liveMailApi, limit: { bucket: 'read' } } as const;
+
+const create = route({
+  ...common,
+  method: 'post',
+  path: '/api/v1/domains',
+  summary: 'Add a sending domain',
+  description:
+    'Makes a DKIM key pair for the domain and answers the records to publish. The domain signs and sends once its DKIM record is found (POST …/verify, or the scheduled checks).',
+  body: schema.createDomainBody,
+  bodyExample: { name: 'example.com' },
+  success: {
+    status: 201,
+    content: json(schema.domainResponse, { success: true, data: DOMAIN }),
+    links: linksFilling('domainId', '$response.body#/data/id', {
+      getDomain: ['get', '/api/v1/domains/{domainId}'],
+      verifyDomain: ['post', '/api/v1/domains/{domainId}/verify'],
+      deleteDomain: ['delete', '/api/v1/domains/{domainId}'],
+    }),
+  },
+  errors: ['DOMAIN_TAKEN'],
+});
+
+const list = route({
+  ...common,
+  method: 'get',
+  path: '/api/v1/domains',
+  summary: 'List sending domains',
+  query: pageQuery,
+  success: {
+    status: 200,
+    content: json(schema.domainListResponse, {
+      success: true,
+      data: {
+        domains: [{ id: DOMAIN.id, name: DOMAIN.name, status: 'verified', createdAt: DOMAIN.createdAt }],
+        total: 1,
+        page: 1,
+        totalPages: 1,
+        nextCursor: null,
+      },
+    }),
+  },
+});
+
+const get = route({
+  ...common,
+  method: 'get',
+  path: '/api/v1/domains/{domainId}',
+  summary: 'Get a sending domain and its records',
+  params: schema.domainIdParam,
+  success: { status: 200, content: json(schema.domainResponse, { success: true, data: DOMAIN }) },
+  errors: ['DOMAIN_NOT_FOUND'],
+});
+
+const remove = route({
+  ...common,
+  method: 'delete',
+  path: '/api/v1/domains/{domainId}',
+  summary: 'Remove a sending domain',
+  description: 'Mail from it is no longer signed, and addresses on it are no longer senders of the account.',
+  params: schema.domainIdParam,
+  success: {
+    status: 200,
+    content: json(schema.domainDeletedResponse, { success: true, data: { id: DOMAIN.id, deleted: true } }),
+  },
+  errors: ['DOMAIN_NOT_FOUND'],
+});
+
+const verify = route({
+  ...common,
+  method: 'post',
+  path: '/api/v1/domains/{domainId}/verify',
+  summary: "Check the domain's DNS records now",
+  description:
+    'Looks the records up now and answers the domain with what was found. 409 DOMAIN_TAKEN when DKIM is found but another account holds the domain verified. A resolver that does not answer changes nothing.',
+  params: schema.domainIdParam,
+  success: {
+    status: 200,
+    content: json(schema.domainResponse, {
+      success: true,
+      data: { ...DOMAIN, status: 'verified', records: DOMAIN.records.map((r) => ({ ...r, status: "verified" as const })) },
+    }),
+  },
+  errors: ['DOMAIN_NOT_FOUND', 'DOMAIN_TAKEN'],
+});
+
+const rotate = route({
+  ...common,
+  method: 'post',
+  path: '/api/v1/domains/{domainId}/rotate-dkim',
+  summary: 'Rotate the DKIM key',
+  description:
+    'Adds a new selector (pending). Signing moves to it once its record is found; the one it replaces stays listed and signs for 7 more days. While a new selector is pending, this answers the domain as it is.',
+  params: schema.domainIdParam,
+  success: { status: 200, content: json(schema.domainResponse, { success: true, data: DOMAIN }) },
+  errors: ['DOMAIN_NOT_FOUND'],
+});
+
+export const domainRoutes = router()
+  .openapi(create, async (c) => {
+    const domain = await addDomain(c.env, c.var.credential.accountId, c.req.valid('json').name);
+    return ok(c, detail(domain, config(c.env).domains), 201);
+  })
+  .openapi(list, async (c) => {
+    const request = pageRequest(c.req.valid('query'));
+    const page = await listDomains(replicaReads(c.env.DB), c.var.credential.accountId, request);
+    return ok(c, pageData('domains', page, request));
+  })
+  .openapi(get, async (c) => {
+    const { domainId } = c.req.valid('param');
+    const domain = await readOwnWrite(c.env.DB, (db) => findDomain(db, c.var.credential.accountId, domainId));
+    if (!domain) throw domainNotFound();
+    return ok(c, detail(domain, config(c.env).domains));
+  })
+  .openapi(remove, async (c) => {
+    const { accountId } = c.var.credential;
+    const { domainId } = c.req.valid('param');
+    const domain = await findDomain(c.env.DB, accountId, domainId);
+    if (!domain || !(await deleteDomain(c.env.DB, accountId, domainId))) throw domainNotFound();
+    forgetSigning(accountId, domain.name);
+    return ok(c, { id: domainId, deleted: true as const });
+  })
+  .openapi(verify, async (c) => {
+    const domain = await verifyDomain(c.env, c.var.credential.accountId, c.req.valid('param').domainId);
+    return ok(c, detail(domain, config(c.env).domains));
+  })
+  .openapi(rotate, async (c) => {
+    const domain = await rotateDkim(c.env, c.var.credential.accountId, c.req.valid('param').domainId);
+    return ok(c, detail(domain, config(c.env).domains));
+  });

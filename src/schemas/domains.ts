@@ -1,0 +1,44 @@
+import { z } from '@hono/zod-openapi';
+import { envelope, pageOf, resourceId } from './common';
+
+/** POST /api/v1/domains */
+export const createDomainBody = z.strictObject({
+  name: z.string().min(1, 'must be 1-253 characters').max(253, 'must be 1-253 characters').openapi({
+    description:
+      'The domain mail is sent from, e.g. example.com (an internationalized name is kept as punycode). Not an IP address, localhost, or a name with underscores',
+    example: 'example.com',
+  }),
+});
+
+export const domainIdParam = z.object({ domainId: resourceId });
+
+const recordStatus = z.enum(['pending', 'verified', 'failed']);
+export const domainStatus = z.enum(['pending', 'verified', 'partially_verified', 'failed']).openapi({
+  description:
+    'pending: no DKIM record found yet. verified: DKIM and return path found. partially_verified: DKIM found, return path not (mail is signed; the envelope uses the service return path). failed: no DKIM 72 h after adding, or a verified DKIM record disappeared',
+});
+
+export const domainRecord = z.object({
+  purpose: z.enum(['dkim', 'return_path_mx', 'return_path_spf', 'dmarc']),
+  type: z.enum(['TXT', 'MX']),
+  name: z.string().openapi({ description: 'The record name to publish' }),
+  value: z.string().openapi({ description: 'The record value (DMARC: the recommended one; any valid DMARC counts)' }),
+  priority: z.number().int().optional().openapi({ description: 'MX only' }),
+  status: recordStatus,
+});
+
+export const domainDetail = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: domainStatus,
+  records: z.array(domainRecord).openapi({
+    description:
+      'DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, and DMARC',
+  }),
+  createdAt: z.string(),
+});
+export const domainSummary = domainDetail.pick({ id: true, name: true, status: true, createdAt: true });
+
+export const domainResponse = envelope(domainDetail);
+export const domainListResponse = pageOf('domains', domainSummary);
+export const domainDeletedResponse = envelope(z.object({ id: z.string(), deleted: z.literal(true) }));

@@ -28,8 +28,11 @@ registerHooks({
   },
 });
 
-/** Imports a TypeScript module of the Worker; Node's one-time notice that type stripping is experimental is left out. */
-async function importWorkerModule(path) {
+/**
+ * Imports a TypeScript module (the Worker's, or a local fixture), its path relative to this file; Node's one-time
+ * notice that type stripping is experimental is left out.
+ */
+export async function importTypeScript(path) {
   const emitWarning = process.emitWarning;
   process.emitWarning = (warning, ...rest) => {
     if (!String(warning).includes('stripTypeScriptTypes')) emitWarning.call(process, warning, ...rest);
@@ -69,7 +72,7 @@ function parseExtraVars(text, known) {
  * some are secrets.
  */
 export async function checkStartConfig({ root, startVars, extraVars }) {
-  const { configProblems, CONFIG_VARIABLES } = await importWorkerModule('../src/config.ts');
+  const { configProblems, CONFIG_VARIABLES } = await importTypeScript('../src/config.ts');
   const wrangler = await import('wrangler');
   const wranglerConfig = wrangler.unstable_readConfig({ config: `${root}/wrangler.toml` });
   const fileVars = wrangler.unstable_getVarsForDev(

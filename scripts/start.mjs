@@ -44,22 +44,34 @@ function log(message) {
   process.stdout.write(`[postcode] ${message}\n`);
 }
 
-/** .dev.vars holds the local secrets; create it with fresh random values on first run. */
-function ensureDevVars() {
-  const path = join(root, '.dev.vars');
-  if (!existsSync(path)) {
-    writeFileSync(
-      path,
-      `ADMIN_TOKEN=${randomBytes(24).toString('hex')}\nOTP_PEPPER=${randomBytes(32).toString('hex')}\nSMTP_PASSWORD=\n`,
-    );
-    log('wrote .dev.vars with a new ADMIN_TOKEN and OTP_PEPPER');
-  }
-  const vars = Object.fromEntries(
+/** The secrets `npm start` makes when .dev.vars lacks them, with a fresh random value each. */
+const GENERATED_SECRETS = {
+  ADMIN_TOKEN: () => randomBytes(24).toString('hex'),
+  OTP_PEPPER: () => randomBytes(32).toString('hex'),
+  DKIM_KEY_SECRET: () => randomBytes(32).toString('hex'),
+};
+
+const readDevVars = (path) =>
+  Object.fromEntries(
     readFileSync(path, 'utf8')
       .split('\n')
       .filter((line) => line.includes('=') && !line.trim().startsWith('#'))
       .map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1).trim()]),
   );
+
+/** .dev.vars holds the local secrets: created on first run, and given any generated secret it lacks later. */
+function ensureDevVars() {
+  const path = join(root, '.dev.vars');
+  if (!existsSync(path)) writeFileSync(path, 'SMTP_PASSWORD=\n');
+  const present = readDevVars(path);
+  const missing = Object.keys(GENERATED_SECRETS).filter((name) => !(name in present));
+  if (missing.length > 0) {
+    const text = readFileSync(path, 'utf8');
+    const lines = missing.map((name) => `${name}=${GENERATED_SECRETS[name]()}`).join('\n');
+    writeFileSync(path, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${lines}\n`);
+    log(`wrote ${missing.join(', ')} to .dev.vars`);
+  }
+  const vars = readDevVars(path);
   if (!vars.ADMIN_TOKEN) throw new Error('.dev.vars has no ADMIN_TOKEN');
   return vars;
 }
@@ -197,26 +209,55 @@ function applyMigrations() {
 }
 
 /** Variables `npm start` sets for `wrangler dev` (`--var`, over wrangler.toml and .dev.vars). */
-const startVars = {
+const startVars = (dnsUrl) => ({
   SMTP_HOST: '127.0.0.1',
   SMTP_PORT: String(SMTP_PORT),
   SMTP_SECURE: 'none',
   PUBLIC_BASE_URL: baseUrl,
   // Local development: webhooks may point at http://127.0.0.1 (production accepts only public https).
   WEBHOOK_ALLOW_INSECURE: 'true',
-};
+  // Domains are checked against the local resolver, which publishes what the service asks for.
+  DNS_RESOLVER_URL: `${dnsUrl}/dns-query`,
+  RETURN_PATH_MX: LOCAL_RETURN_PATH_MX,
+});
+
+/** The return path's MX host under `npm start` (nothing receives there locally; the next step's handler will). */
+const LOCAL_RETURN_PATH_MX = 'mx.postcode.localhost';
+
+/** The demo account's mail key, once known: the local resolver answers with its domains' records. */
+let demoMailKey = null;
+
+/**
+ * What the local resolver answers for a name nobody published: the record the service asks the demo account
+ * to publish there (its domains' DKIM, return path and DMARC records), so that pressing verify verifies.
+ */
+async function recordsAskedFor(name, type) {
+  if (!demoMailKey) return null;
+  const list = await api('/api/v1/domains?limit=100', { token: demoMailKey });
+  for (const domain of list.json.data?.domains ?? []) {
+    if (name !== domain.name && !name.endsWith(`.${domain.name}`)) continue;
+    const { json } = await api(`/api/v1/domains/${domain.id}`, { token: demoMailKey });
+    const records = (json.data?.records ?? []).filter((r) => r.name === name && r.type === type);
+    if (records.length > 0) return records.map((r) => (type === 'MX' ? `${r.priority} ${r.value}.` : r.value));
+  }
+  return null;
+}
 
 async function main() {
   const vars = ensureDevVars();
   const quiet = process.env.POSTCODE_QUIET === '1';
-  const { checkStartConfig } = await import('./start-config.mjs');
+  const { checkStartConfig, importTypeScript } = await import('./start-config.mjs');
+  const { startDnsStub } = await importTypeScript('../test/support/node/dns-stub.ts');
+  const dns = await startDnsStub(recordsAskedFor);
+  children.push({ kill: () => dns.close() });
   // A bad port would show again in the Worker's variables made from it: the start script's own first.
   const checked = startProblems.length
     ? { problems: startProblems }
-    : await checkStartConfig({ root, startVars, extraVars: process.env.POSTCODE_EXTRA_VARS ?? '' });
+    : await checkStartConfig({ root, startVars: startVars(dns.url), extraVars: process.env.POSTCODE_EXTRA_VARS ?? '' });
   if (checked.problems.length > 0) {
     for (const problem of checked.problems) console.error(`[postcode] invalid configuration: ${problem}`);
     process.exitCode = 1;
+    await dns.close();
     return;
   }
   mkdirSync(STATE_DIR, { recursive: true });
@@ -260,10 +301,11 @@ async function main() {
   setInterval(sweep, SWEEP_SECONDS * 1000).unref();
 
   const demo = await ensureDemoAccount(vars.ADMIN_TOKEN);
+  demoMailKey = demo.mailKey;
   mkdirSync(STATE_DIR, { recursive: true });
   writeFileSync(
     join(STATE_DIR, 'postcode-ready.json'),
-    JSON.stringify({ baseUrl, adminToken: vars.ADMIN_TOKEN, ...demo }),
+    JSON.stringify({ baseUrl, adminToken: vars.ADMIN_TOKEN, dnsUrl: dns.url, ...demo }),
   );
   log('ready');
   console.log(`
@@ -277,6 +319,7 @@ async function main() {
   public OTP token:      ${demo.publicOtpToken}
   analytics secret:      ${demo.analyticsSecret}
   verified sender id:    ${demo.senderEmailId}
+  local DNS resolver:    ${dns.url}/dns-query  (answers the records your domains ask for)
   admin token:           in .dev.vars (ADMIN_TOKEN)
 
   Try: curl -s ${baseUrl}/api/v1/emails -H "Authorization: Bearer ${demo.mailKey}"

@@ -16,6 +16,7 @@ import { emailRoutes } from './routes/emails';
 import { instantOtpRoutes, otpCors } from './routes/instant-otp';
 import { metaRoutes } from './routes/meta';
 import { sendLogRoutes } from './routes/send-log';
+import { senderRoutes } from './routes/senders';
 import { suppressionRoutes } from './routes/suppressions';
 import { templateRoutes } from './routes/templates';
 import { verifyPage, verifyPageRoutes } from './routes/verify-page';
@@ -56,6 +57,7 @@ export function buildApp() {
   for (const routes of [suppressionRoutes, webhookRoutes, backendOtpRoutes, emailVerificationRoutes, adminRoutes])
     app.route('/', routes);
   app.route('/', domainRoutes);
+  app.route('/', senderRoutes);
   app.route('/', adminListRoutes);
   app.route('/', docsRoutes(app));
 

@@ -147,6 +147,14 @@ const dnsLabel = z
 
 const lowerHostName = hostName.transform((name) => name.toLowerCase());
 
+/** An SPF include's domain: like a host name, and labels may start with an underscore (`_spf.example.com`). */
+const spfDomain = z
+  .string()
+  .regex(/^_?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\._?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, {
+    error: 'expected a domain such as _spf.relay.example',
+  })
+  .transform((name) => name.toLowerCase());
+
 function smtpOf(vars: {
   SMTP_HOST?: string;
   SMTP_PORT?: number;
@@ -197,7 +205,7 @@ const schema = z
     DNS_RESOLVER_URL: withDefault(httpUrl, DEFAULT_DNS_RESOLVER),
     RETURN_PATH_SUBDOMAIN: withDefault(dnsLabel, 'pc-bounces'),
     RETURN_PATH_MX: optional(lowerHostName),
-    SPF_INCLUDE: optional(lowerHostName),
+    SPF_INCLUDE: optional(spfDomain),
     RETURN_PATH_DOMAIN: optional(lowerHostName),
   })
   // The return path's tokens carry a MAC keyed by DKIM_KEY_SECRET.

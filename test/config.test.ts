@@ -31,6 +31,14 @@ const DEFAULTS = {
   retention: { days: 30 },
   publicBaseUrl: null,
   adminToken: null,
+  domains: {
+    keySecret: null,
+    resolverUrl: 'https://cloudflare-dns.com/dns-query',
+    returnPathSubdomain: 'pc-bounces',
+    returnPathMx: null,
+    spfInclude: null,
+    globalReturnPath: null,
+  },
 };
 
 const ALL_VARS = [
@@ -58,6 +66,12 @@ const ALL_VARS = [
   'WEBHOOK_ALLOW_INSECURE',
   'WEBHOOK_DISABLE_AFTER_DAYS',
   'RETENTION_DAYS',
+  'DKIM_KEY_SECRET',
+  'DNS_RESOLVER_URL',
+  'RETURN_PATH_SUBDOMAIN',
+  'RETURN_PATH_MX',
+  'SPF_INCLUDE',
+  'RETURN_PATH_DOMAIN',
 ];
 
 /** The error thrown for these vars: a plain Error (500 at the first request), never an ApiError. */
@@ -152,6 +166,12 @@ describe('config: valid values', () => {
         WEBHOOK_ALLOW_INSECURE: 'true',
         WEBHOOK_DISABLE_AFTER_DAYS: '2',
         RETENTION_DAYS: '90',
+        DKIM_KEY_SECRET: ' dkim ',
+        DNS_RESOLVER_URL: 'https://dns.google/resolve',
+        RETURN_PATH_SUBDOMAIN: 'Bounces',
+        RETURN_PATH_MX: 'MX.Postcode.Example',
+        SPF_INCLUDE: '_spf.relay.example',
+        RETURN_PATH_DOMAIN: 'bounces.postcode.example',
       }),
     );
     expect(parsed).toEqual({
@@ -179,6 +199,14 @@ describe('config: valid values', () => {
       retention: { days: 90 },
       publicBaseUrl: 'https://verify.example.com',
       adminToken: 'admin',
+      domains: {
+        keySecret: ' dkim ',
+        resolverUrl: 'https://dns.google/resolve',
+        returnPathSubdomain: 'bounces',
+        returnPathMx: 'mx.postcode.example',
+        spfInclude: '_spf.relay.example',
+        globalReturnPath: 'bounces.postcode.example',
+      },
     });
   });
 
@@ -232,6 +260,11 @@ describe('config: present but invalid values throw, naming the variable', () => 
     ['MAIL_FROM', 'Bad "Name" <a@example.com>', 'expected an address or `Name <address>`'],
     ['PUBLIC_BASE_URL', 'verify.example.com', 'expected an absolute http(s) URL'],
     ['PUBLIC_BASE_URL', 'ftp://verify.example.com', 'expected an absolute http(s) URL'],
+    ['DNS_RESOLVER_URL', 'dns.google', 'expected an absolute http(s) URL'],
+    ['RETURN_PATH_SUBDOMAIN', 'pc.bounces', 'expected one DNS label such as pc-bounces'],
+    ['RETURN_PATH_MX', 'mx example.com', 'expected a host name such as mail.example.com'],
+    ['SPF_INCLUDE', '_spf relay', 'expected a domain such as _spf.relay.example'],
+    ['RETURN_PATH_DOMAIN', 'bounces.example.com', 'needs DKIM_KEY_SECRET, which keys the return path tokens'],
   ])('%s = %j', (name, value, expected) => {
     expect(configError({ [name]: value }).message).toBe(`Invalid configuration: ${name}: ${expected}`);
   });

@@ -99,9 +99,7 @@ const isUniqueViolation = (error: unknown) => String(error).includes('UNIQUE con
 
 const insertSelector = (db: D1Database, domainId: string, selector: DkimSelector) =>
   db
-    .prepare(
-      `INSERT INTO dkim_selectors (${SELECTOR_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
+    .prepare(`INSERT INTO dkim_selectors (${SELECTOR_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
     .bind(
       domainId,
       selector.selector,

@@ -1,5 +1,6 @@
 import { newId, nowIso } from '../ids';
 import { accountRowsNewestFirst } from './paging';
+import type { D1Reader } from './reads';
 
 export type Sender = {
   id: string;
@@ -30,18 +31,93 @@ const toSender = (row: SenderRow): Sender => ({
   createdAt: row.created_at,
 });
 
-/** Senders are created by the operator, who vouches for them: they are verified on creation. */
-export async function createSender(db: D1Database, accountId: string, email: string, name: string | null) {
-  const sender: Sender = { id: newId('snd'), accountId, email, name, verified: true, createdAt: nowIso() };
+/**
+ * A sender verified on creation: the operator vouches for it, or its address is on a verified domain of the
+ * account. `pending` instead: it waits for its address to confirm with the token whose hash is given.
+ */
+export async function createSender(
+  db: D1Database,
+  accountId: string,
+  email: string,
+  name: string | null,
+  pending?: ConfirmToken,
+) {
+  const sender: Sender = { id: newId('snd'), accountId, email, name, verified: !pending, createdAt: nowIso() };
   await db
-    .prepare('INSERT INTO senders (id, account_id, email, name, verified, created_at) VALUES (?, ?, ?, ?, 1, ?)')
-    .bind(sender.id, accountId, email, name, sender.createdAt)
+    .prepare(
+      `INSERT INTO senders (id, account_id, email, name, verified, created_at, confirm_token_hash, confirm_expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      sender.id,
+      accountId,
+      email,
+      name,
+      pending ? 0 : 1,
+      sender.createdAt,
+      pending?.hash ?? null,
+      pending?.expiresAt ?? null,
+    )
     .run();
   return sender;
 }
 
+/** A confirmation token's SHA-256 and when it expires (epoch ms). */
+export type ConfirmToken = { hash: string; expiresAt: number };
+
+/** A new token for a pending sender (the previous one no longer works); false when it is not pending. */
+export async function renewConfirmToken(db: D1Database, accountId: string, id: string, token: ConfirmToken) {
+  const result = await db
+    .prepare(
+      `UPDATE senders SET confirm_token_hash = ?, confirm_expires_at = ?
+       WHERE id = ? AND account_id = ? AND verified = 0`,
+    )
+    .bind(token.hash, token.expiresAt, id, accountId)
+    .run();
+  return result.meta.changes > 0;
+}
+
+/** The pending sender a live token confirms (not consumed: the page shows it before the press). */
+export async function findSenderByToken(db: D1Database, hash: string, now: number): Promise<Sender | null> {
+  const row = await db
+    .prepare(`SELECT ${COLUMNS} FROM senders WHERE confirm_token_hash = ? AND confirm_expires_at > ? AND verified = 0`)
+    .bind(hash, now)
+    .first<SenderRow>();
+  return row ? toSender(row) : null;
+}
+
+/**
+ * Confirms the sender of a live token, once: the token is gone with it. `also` (its webhook events, written
+ * only when the confirmation was: `changes() = 1`) runs in the same transaction; its results end the answer.
+ * Null for an unknown, used or expired token.
+ */
+export async function confirmSender(
+  db: D1Database,
+  hash: string,
+  now: number,
+  also: D1PreparedStatement[],
+): Promise<{ sender: Sender; results: D1Result[] } | null> {
+  const results = await db.batch([
+    db
+      .prepare(
+        `UPDATE senders SET verified = 1, confirm_token_hash = NULL, confirm_expires_at = NULL
+         WHERE confirm_token_hash = ? AND confirm_expires_at > ? AND verified = 0
+         RETURNING ${COLUMNS}`,
+      )
+      .bind(hash, now),
+    ...also,
+  ]);
+  const row = results[0]!.results[0] as SenderRow | undefined;
+  return row ? { sender: toSender(row), results } : null;
+}
+
+export async function deleteSender(db: D1Database, accountId: string, id: string): Promise<boolean> {
+  const result = await db.prepare('DELETE FROM senders WHERE id = ? AND account_id = ?').bind(id, accountId).run();
+  return result.meta.changes > 0;
+}
+
 /** Only finds senders of this account, so another account's id reads as unknown. */
-export async function findSender(db: D1Database, accountId: string, id: string): Promise<Sender | null> {
+export async function findSender(db: D1Reader, accountId: string, id: string): Promise<Sender | null> {
   const row = await db
     .prepare(`SELECT ${COLUMNS} FROM senders WHERE id = ? AND account_id = ?`)
     .bind(id, accountId)
@@ -49,7 +125,7 @@ export async function findSender(db: D1Database, accountId: string, id: string):
   return row ? toSender(row) : null;
 }
 
-/** A verified sender of this account with this address (case-insensitive), for OTP `from` overrides. */
+/** The account's sender with this address (case-insensitive), verified or not. */
 export async function findSenderByEmail(db: D1Database, accountId: string, email: string): Promise<Sender | null> {
   const row = await db
     .prepare(`SELECT ${COLUMNS} FROM senders WHERE account_id = ? AND lower(email) = lower(?) LIMIT 1`)

@@ -1,12 +1,12 @@
-import { config, defaultSender, type Mailbox } from '../config';
+import { config, type Mailbox } from '../config';
 import { type EmailTag, messageIdOf, type NewEmail, type Priority } from '../db/emails';
-import { findSender, findSenderByEmail } from '../db/senders';
 import { findTemplate } from '../db/templates';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, nowIso } from '../ids';
 import { canonicalAddress } from './address';
 import { type AttachmentRequest, type LoadedAttachment, loadAttachments } from './attachments';
+import { sendingAddress } from './senders';
 import { checkFilledSize, escapeHtml, fillTemplate, missingVars, type TemplateVars } from './template';
 
 /** What a caller asked to send, after validation: the common shape of routes 1, 3, 4 and the batch. */
@@ -30,21 +30,6 @@ export type MailRequest = {
   from?: Mailbox;
   senderEmailId?: string;
 };
-
-/** The sender a request names (a verified sender of the account), or the service's default sender. */
-async function resolveSender(env: Bindings, accountId: string, request: MailRequest) {
-  const { from, senderEmailId } = request;
-  if (!from && !senderEmailId) return { sender: defaultSender(env), senderId: null };
-  const sender = from
-    ? await findSenderByEmail(env.DB, accountId, from.email)
-    : await findSender(env.DB, accountId, senderEmailId!);
-  if (!sender?.verified) {
-    const field = from ? 'from' : 'senderEmailId';
-    throw new ApiError('SENDER_NOT_VERIFIED', `${field}: not a verified sender of this account`);
-  }
-  const name = from?.name ?? sender.name;
-  return { sender: { email: sender.email, name } satisfies Mailbox, senderId: sender.id };
-}
 
 function imageBlock(url: string): string {
   return `<p><img src="${escapeHtml(url)}" alt="" style="max-width:100%"></p>`;
@@ -80,7 +65,7 @@ export async function composeEmail(env: Bindings, from: Sender, request: MailReq
   if (request.templateId && !template) {
     throw new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
   }
-  const { sender, senderId } = await resolveSender(env, accountId, request);
+  const { sender, senderId } = await sendingAddress(env, accountId, request);
 
   const subject = request.subject ?? template?.subject ?? '';
   const html = request.html ?? (template?.htmlBody || undefined);

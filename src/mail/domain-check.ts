@@ -73,7 +73,13 @@ export function domainRecords(domain: Domain, config: DomainsConfig, now = Date.
           } satisfies DomainRecord,
         ]
       : []),
-    { purpose: 'dmarc', type: 'TXT', name: `_dmarc.${domain.name}`, value: RECOMMENDED_DMARC, status: domain.dmarcStatus },
+    {
+      purpose: 'dmarc',
+      type: 'TXT',
+      name: `_dmarc.${domain.name}`,
+      value: RECOMMENDED_DMARC,
+      status: domain.dmarcStatus,
+    },
   ];
 }
 
@@ -119,7 +125,8 @@ const statusOf = (answer: DnsAnswer, found: boolean, known: RecordStatus, missin
 /** The next check: pending (or a rotation waiting) backs off; a sending domain is checked daily; failed never. */
 function nextCheck(status: DomainStatus, rotating: boolean, checks: number, now: number): number | null {
   if (status === 'failed') return null;
-  if (status === 'pending' || rotating) return now + Math.min(FIRST_RETRY_MS * 2 ** Math.min(checks, 12), LAST_RETRY_MS);
+  if (status === 'pending' || rotating)
+    return now + Math.min(FIRST_RETRY_MS * 2 ** Math.min(checks, 12), LAST_RETRY_MS);
   return now + DAILY_MS;
 }
 
@@ -127,7 +134,9 @@ function nextCheck(status: DomainStatus, rotating: boolean, checks: number, now:
 function retireReplaced(selectors: DkimSelector[], now: number): DkimSelector[] {
   const current = selectors.filter((s) => s.status === 'verified').at(-1);
   return selectors.map((s) =>
-    s !== current && s.status === 'verified' && s.retiresAt === null ? { ...s, retiresAt: now + ROTATION_OVERLAP_MS } : s,
+    s !== current && s.status === 'verified' && s.retiresAt === null
+      ? { ...s, retiresAt: now + ROTATION_OVERLAP_MS }
+      : s,
   );
 }
 
@@ -159,8 +168,12 @@ export async function checkDomain(
     }),
     now,
   );
-  const returnPathStatus = mx ? statusOf(mx, hasMx(mx, config.returnPathMx!), domain.returnPathStatus, 'pending') : 'pending';
-  const spfStatus = spf ? statusOf(spf, hasSpfInclude(spf, config.spfInclude!), domain.spfStatus, 'pending') : 'pending';
+  const returnPathStatus = mx
+    ? statusOf(mx, hasMx(mx, config.returnPathMx!), domain.returnPathStatus, 'pending')
+    : 'pending';
+  const spfStatus = spf
+    ? statusOf(spf, hasSpfInclude(spf, config.spfInclude!), domain.spfStatus, 'pending')
+    : 'pending';
   const returnPathFound = returnPathStatus === 'verified' && (spf === null || spfStatus === 'verified');
   const signs = selectors.some((s) => s.status === 'verified');
   const held = domain.status === 'verified' || domain.status === 'partially_verified';

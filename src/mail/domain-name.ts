@@ -7,7 +7,7 @@ const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export function parseDomainName(input: string): DomainName {
   const trimmed = input.trim().replace(/\.$/, '');
-  if (trimmed === '' || /[\s/:@?#[\]\\_]/.test(trimmed)) {
+  if (trimmed === '' || /[\s/:@?#[\]\\_\x00-\x1f\x7f]/.test(trimmed)) {
     return { ok: false, reason: 'expected a domain name (letters, digits, hyphens and dots)' };
   }
   let ascii: string;

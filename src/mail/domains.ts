@@ -21,10 +21,12 @@ import { lookup } from '../net/dns';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { WebhookEvent } from '../webhooks/events';
 import { canonicalAddress } from './address';
-import { checkDomain, type Lookup } from './domain-check';
-import { newDkimKeyPair, openPrivateKey } from './dkim-keys';
 import type { DkimKey } from './dkim';
+import { newDkimKeyPair, openPrivateKey } from './dkim-keys';
+import { checkDomain, type Lookup } from './domain-check';
 import { parseDomainName } from './domain-name';
+import type { OutgoingMail } from './outgoing';
+import { envelopeDomain, returnPathAddress } from './return-path';
 
 export const domainNotFound = () => new ApiError('DOMAIN_NOT_FOUND', 'domainId: no such domain for this account');
 
@@ -168,3 +170,23 @@ export async function signingFor(env: Bindings, accountId: string, address: stri
 
 /** After a domain was deleted: this isolate stops signing with it at once. */
 export const forgetSigning = (accountId: string, name: string) => signing.forget(signingKey(accountId, name));
+
+/**
+ * How a message of the account from `address` leaves: signed with its domain's key when that domain is
+ * verified (or partially), and with the return path that names it (`messageKey`) when there is one.
+ */
+export async function senderIdentity(
+  env: Bindings,
+  accountId: string,
+  address: string,
+  messageKey: string,
+): Promise<Pick<OutgoingMail, 'dkim' | 'envelopeFrom'>> {
+  const settings = config(env).domains;
+  if (settings.keySecret === null) return {};
+  const signing = await signingFor(env, accountId, address);
+  const domain = envelopeDomain(settings, signing && { name: signing.key.domain, status: signing.status });
+  return {
+    ...(signing ? { dkim: signing.key } : {}),
+    ...(domain ? { envelopeFrom: await returnPathAddress(settings.keySecret, messageKey, domain) } : {}),
+  };
+}

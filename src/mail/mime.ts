@@ -11,7 +11,14 @@ import { quotedPrintable } from './quoted-printable';
 export class AttachmentReadFailed extends Error {}
 
 type Leaf = { headers: string[]; body: () => AsyncIterable<string> };
-type Part = Leaf | { multipart: 'mixed' | 'related' | 'alternative'; parts: Part[] };
+type Part = Leaf | { multipart: 'mixed' | 'related' | 'alternative'; boundary: string; parts: Part[] };
+
+/**
+ * What makes two writings of one message the same bytes: its Date and the base of its boundaries. A signed
+ * message is written twice (the body hashed, then sent), and a signature covers exactly what is sent.
+ */
+export type MessageFrame = { date: string; boundary: string };
+export const newFrame = (now = new Date()): MessageFrame => ({ date: now.toUTCString(), boundary: boundary() });
 
 const BASE64_LINE_BYTES = 57; // 76 characters of base64
 const PARAM_SEGMENT = 60;
@@ -77,7 +84,7 @@ function textPart(type: 'plain' | 'html', text: string): Leaf {
   };
 }
 
-function attachmentPart(attachment: OutgoingAttachment, content: ReadableStream<Uint8Array>): Leaf {
+function attachmentPart(attachment: OutgoingAttachment, content: () => ReadableStream<Uint8Array>): Leaf {
   const disposition = attachment.contentId ? 'inline' : 'attachment';
   return {
     headers: [
@@ -86,46 +93,56 @@ function attachmentPart(attachment: OutgoingAttachment, content: ReadableStream<
       'Content-Transfer-Encoding: base64',
       ...(attachment.contentId ? [`Content-ID: <${attachment.contentId}>`] : []),
     ],
-    body: () => base64Stream(content),
+    body: () => base64Stream(content()),
   };
 }
 
-/** text/html alternatives, inline files (related) and regular files (mixed), each level only when needed. */
-function structure(mail: OutgoingMail, contents: ReadableStream<Uint8Array>[]): Part {
+/**
+ * text/html alternatives, inline files (related) and regular files (mixed), each level only when needed;
+ * boundaries numbered from the frame's base, outermost last. Contents are read only when a body is written.
+ */
+function structure(mail: OutgoingMail, contents: ReadableStream<Uint8Array>[], frame: MessageFrame): Part {
+  let boundaries = 0;
+  const multipart = (kind: 'mixed' | 'related' | 'alternative', parts: Part[]): Part => ({
+    multipart: kind,
+    boundary: `${frame.boundary}_${boundaries++}`,
+    parts,
+  });
   const texts = [
     ...(mail.text !== null ? [textPart('plain', mail.text)] : []),
     ...(mail.html !== null ? [textPart('html', mail.html)] : []),
   ];
-  let part: Part = texts.length === 1 ? texts[0]! : { multipart: 'alternative', parts: texts };
+  let part: Part = texts.length === 1 ? texts[0]! : multipart('alternative', texts);
   const files = (mail.attachments ?? []).map((a, i) => ({
     inline: a.contentId !== null,
-    part: attachmentPart(a, contents[i]!),
+    part: attachmentPart(a, () => contents[i]!),
   }));
   const inline = files.filter((f) => f.inline).map((f) => f.part);
   const regular = files.filter((f) => !f.inline).map((f) => f.part);
-  if (inline.length > 0) part = { multipart: 'related', parts: [part, ...inline] };
-  if (regular.length > 0) part = { multipart: 'mixed', parts: [part, ...regular] };
+  if (inline.length > 0) part = multipart('related', [part, ...inline]);
+  if (regular.length > 0) part = multipart('mixed', [part, ...regular]);
   return part;
 }
 
-/** A part: its headers, a blank line, its body; every chunk ends where a line ends. */
-async function* writePart(part: Part): AsyncIterable<string> {
+/** A part's own header lines. */
+const partHeaders = (part: Part): string[] =>
+  'headers' in part ? part.headers : [`Content-Type: multipart/${part.multipart};\r\n boundary="${part.boundary}"`];
+
+/** A part's body (after its blank line); every chunk ends where a line ends. */
+async function* partBody(part: Part): AsyncIterable<string> {
   if ('headers' in part) {
-    yield `${part.headers.join('\r\n')}\r\n\r\n`;
     yield* part.body();
     yield '\r\n';
     return;
   }
-  const separator = boundary();
-  yield `Content-Type: multipart/${part.multipart};\r\n boundary="${separator}"\r\n\r\n`;
   for (const child of part.parts) {
-    yield `--${separator}\r\n`;
-    yield* writePart(child);
+    yield `--${part.boundary}\r\n${partHeaders(child).join('\r\n')}\r\n\r\n`;
+    yield* partBody(child);
   }
-  yield `--${separator}--\r\n`;
+  yield `--${part.boundary}--\r\n`;
 }
 
-function headerBlock(mail: OutgoingMail): string {
+function headerBlock(mail: OutgoingMail, frame: MessageFrame): string {
   const mailboxes = (list: string[] = []) => list.map((email) => ({ email }));
   const lines = [
     `From: ${addressHeader('From', [mail.from])}`,
@@ -133,7 +150,7 @@ function headerBlock(mail: OutgoingMail): string {
     ...(mail.cc?.length ? [`Cc: ${addressHeader('Cc', mailboxes(mail.cc))}`] : []),
     ...(mail.replyTo?.length ? [`Reply-To: ${addressHeader('Reply-To', mailboxes(mail.replyTo))}`] : []),
     `Subject: ${unstructuredHeader('Subject', mail.subject)}`,
-    `Date: ${new Date().toUTCString()}`,
+    `Date: ${frame.date}`,
     `Message-ID: ${mail.messageId}`,
     'MIME-Version: 1.0',
     ...Object.entries(mail.headers ?? {}).map(([name, value]) => `${name}: ${customHeader(name, value)}`),
@@ -141,15 +158,32 @@ function headerBlock(mail: OutgoingMail): string {
   return lines.join('\r\n');
 }
 
+/** The message's header fields, its top part's included, each line ending in CRLF (no blank line after). */
+export function messageHead(mail: OutgoingMail, frame: MessageFrame): string {
+  return `${headerBlock(mail, frame)}\r\n${partHeaders(structure(mail, [], frame)).join('\r\n')}\r\n`;
+}
+
+/** The message's body, what follows the blank line after the head (`contents[i]`: the i-th attachment's). */
+export function messageBody(
+  mail: OutgoingMail,
+  contents: ReadableStream<Uint8Array>[],
+  frame: MessageFrame,
+): AsyncIterable<string> {
+  return partBody(structure(mail, contents, frame));
+}
+
 /**
  * The DATA payload of `mail` (`contents[i]` is the opened content of its i-th attachment), ending with the
- * terminating "." line. Bcc recipients are the envelope's business: no header names them.
+ * terminating "." line; `signature` (a DKIM-Signature field) goes first. Bcc recipients are the envelope's
+ * business: no header names them.
  */
 export async function* messageChunks(
   mail: OutgoingMail,
   contents: ReadableStream<Uint8Array>[],
+  frame = newFrame(),
+  signature?: string,
 ): AsyncIterable<string> {
-  yield `${headerBlock(mail)}\r\n`;
-  yield* writePart(structure(mail, contents));
+  yield `${signature ? `${signature}\r\n` : ''}${messageHead(mail, frame)}\r\n`;
+  yield* messageBody(mail, contents, frame);
   yield '.\r\n';
 }

@@ -1,5 +1,6 @@
 // An email as it leaves for an SMTP server, and a recipient the server refused: types only, shared by the
 // MIME writer and the SMTP client.
+import type { DkimKey } from './dkim';
 
 /** An attachment of an outgoing mail; `open` is called once per attempt (null: its content is gone). */
 export type OutgoingAttachment = {
@@ -28,6 +29,10 @@ export type OutgoingMail = {
   /** Extra headers a sender set (allow-listed names, one-line values). */
   headers?: Record<string, string>;
   attachments?: OutgoingAttachment[];
+  /** Set: the message is signed with this key (the From address is on its verified domain). */
+  dkim?: DkimKey;
+  /** MAIL FROM when it is not the From address: the return path (bounces+<token>@…). */
+  envelopeFrom?: string;
 };
 
 /** A recipient the server refused at RCPT TO (the message still goes to the others). */

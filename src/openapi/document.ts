@@ -12,7 +12,8 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   INVALID_CODE: 'code: wrong code; 4 attempts left',
   UNAUTHORIZED: 'Authorization: unknown or revoked token',
   SCOPE_REQUIRED: 'This route needs an API key with scope mail_api',
-  SENDER_NOT_VERIFIED: 'from: ada@example.com is not a sender of this account, and example.com is not a verified domain',
+  SENDER_NOT_VERIFIED:
+    'from: ada@example.com is not a sender of this account, and example.com is not a verified domain',
   OTP_PUBLIC_IP_NOT_ALLOWED: 'This public token does not accept requests from your IP address',
   NOT_FOUND: 'No such route',
   TEMPLATE_NOT_FOUND: 'templateId: no such template for this account',

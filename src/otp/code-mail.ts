@@ -7,6 +7,8 @@ import { findTemplate, type Template } from '../db/templates';
 import type { OtpRecipient } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { newLinkToken } from '../ids';
+import { senderIdentity } from '../mail/domains';
+import type { OutgoingMail } from '../mail/outgoing';
 import type { PendingConnection } from '../mail/smtp/send-once';
 import { sendOnce } from '../mail/smtp/send-once';
 import type { OtpRetryJob } from '../queue/jobs';
@@ -58,7 +60,10 @@ export async function mailLookOf(env: Bindings, accountId: string, mail: Pick<Ot
   return { branding, template };
 }
 
-function outgoingMail(message: CodeMail) {
+/** The return path key of an OTP mail: `otp_` and the session id's random part (the id is too long). */
+const returnPathKeyOf = (sessionId: string) => `otp_${sessionId.slice(sessionId.lastIndexOf('_') + 1)}`;
+
+async function outgoingMail(env: Bindings, accountId: string, message: CodeMail): Promise<OutgoingMail> {
   const { mail } = message;
   const rendered = renderOtpMail({
     code: message.code,
@@ -69,6 +74,7 @@ function outgoingMail(message: CodeMail) {
     ...message.look,
   });
   return {
+    ...(await senderIdentity(env, accountId, mail.from.email, returnPathKeyOf(message.sessionId))),
     from: mail.from,
     to: [message.email],
     subject: rendered.subject ?? mail.subject,
@@ -97,7 +103,8 @@ export async function mailCode(
   message: CodeMail,
   connecting: PendingConnection,
 ) {
-  const outcome = await sendOnce(requireSmtp(env), outgoingMail(message), connecting, config(env).otp.sendWaitMs);
+  const outgoing = await outgoingMail(env, caller.accountId, message);
+  const outcome = await sendOnce(requireSmtp(env), outgoing, connecting, config(env).otp.sendWaitMs);
   if (outcome.kind === 'accepted') {
     // After the answer: the event is not worth the caller's wait (a crash in between loses only it).
     waitUntil(recordSent(env, caller, message).catch((error) => console.error('otp.sent not recorded', error)));
@@ -151,7 +158,7 @@ export async function retryCodeMail(
     look: await mailLookOf(env, job.accountId, job),
     link: link?.url,
   };
-  const outcome = await sendOnce(requireSmtp(env), outgoingMail(message));
+  const outcome = await sendOnce(requireSmtp(env), await outgoingMail(env, job.accountId, message));
   if (outcome.kind === 'accepted') await recordSent(env, job, job);
   return outcome;
 }

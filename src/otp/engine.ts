@@ -4,12 +4,12 @@ import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
 import { listVerifications } from '../db/otp-history';
 import { replicaReads } from '../db/reads';
-import { findSenderByEmail } from '../db/senders';
 import { findTemplate } from '../db/templates';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { canonicalAddress } from '../mail/address';
+import { sendingAddress } from '../mail/senders';
 import { dropConnection, startConnecting } from '../mail/smtp/send-once';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../middleware/rate-limit';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/jobs';
@@ -56,10 +56,8 @@ function sessionObject(env: Bindings, sessionId: string) {
 }
 
 async function resolveFrom(env: Bindings, accountId: string, from: string | undefined): Promise<Mailbox> {
-  if (!from) return defaultSender(env);
-  const sender = await findSenderByEmail(env.DB, accountId, from);
-  if (!sender?.verified) throw new ApiError('SENDER_NOT_VERIFIED', 'from: not a verified sender of this account');
-  return { email: sender.email, name: sender.name };
+  const request = from === undefined ? {} : { from: { email: from, name: null } };
+  return (await sendingAddress(env, accountId, request)).sender;
 }
 
 /** The look of a session's first mail: a named template must exist in the account and suit OTP mail. */

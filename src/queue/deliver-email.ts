@@ -7,6 +7,7 @@ import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
 import { deleteAttachments, outgoingAttachments } from '../mail/attachments';
 import { readBody } from '../mail/bodies';
+import { senderIdentity } from '../mail/domains';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import type { OutgoingMail } from '../mail/outgoing';
 import { classifySmtpError, SmtpConnection, type SmtpOutcome } from '../mail/smtp/connection';
@@ -27,8 +28,12 @@ const LEASE_RENEWAL_MS = 10_000;
 
 /** The message as the server gets it: Bcc recipients are in the envelope only, never in a header. */
 async function toOutgoingMail(email: EmailRecord, waiting: Recipient[], env: Bindings): Promise<OutgoingMail> {
-  const { html, text } = await readBody(env.BODIES, email.id);
+  const [{ html, text }, identity] = await Promise.all([
+    readBody(env.BODIES, email.id),
+    senderIdentity(env, email.accountId, email.fromEmail, email.id),
+  ]);
   return {
+    ...identity,
     from: { email: email.fromEmail, name: email.fromName },
     to: email.toAddresses,
     cc: email.ccAddresses,

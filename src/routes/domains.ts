@@ -1,4 +1,5 @@
 import { liveMailApi } from '../auth/guards';
+import type { DomainsConfig } from '../config';
 import { config } from '../config';
 import { type Domain, deleteDomain, findDomain, listDomains } from '../db/domains';
 import { readOwnWrite, replicaReads } from '../db/reads';
@@ -7,7 +8,6 @@ import { addDomain, domainNotFound, forgetSigning, rotateDkim, verifyDomain } fr
 import { linksFilling } from '../openapi/document';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/domains';
-import type { DomainsConfig } from '../config';
 import { json, ok, route, router } from './route';
 
 // Sending domains (docs/domains.md). Managing them counts against the per-credential read bucket.
@@ -68,6 +68,7 @@ const create = route({
     links: linksFilling('domainId', '$response.body#/data/id', {
       getDomain: ['get', '/api/v1/domains/{domainId}'],
       verifyDomain: ['post', '/api/v1/domains/{domainId}/verify'],
+      rotateDkim: ['post', '/api/v1/domains/{domainId}/rotate-dkim'],
       deleteDomain: ['delete', '/api/v1/domains/{domainId}'],
     }),
   },
@@ -131,7 +132,11 @@ const verify = route({
     status: 200,
     content: json(schema.domainResponse, {
       success: true,
-      data: { ...DOMAIN, status: 'verified', records: DOMAIN.records.map((r) => ({ ...r, status: "verified" as const })) },
+      data: {
+        ...DOMAIN,
+        status: 'verified',
+        records: DOMAIN.records.map((r) => ({ ...r, status: 'verified' as const })),
+      },
     }),
   },
   errors: ['DOMAIN_NOT_FOUND', 'DOMAIN_TAKEN'],

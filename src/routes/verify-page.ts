@@ -10,20 +10,15 @@ import { type Language, languageOf } from '../otp/languages';
 import { pageLanguage } from '../otp/page-text';
 import { isFinal, logoOrigin, type PageState, pageStateOf, renderVerifyPage, stateMessage } from '../otp/verify-page';
 import { verifyPageAnswer, verifyPageForm, verifyPageQuery } from '../schemas/otp';
+import { HTML, pageHeaders } from './hosted-page';
 import { route, router } from './route';
 
 const MAX_FORM_BYTES = 4096;
-const HTML = { 'text/html': { schema: { type: 'string' as const } } };
-
 function securityHeaders(nonce: string, imageOrigin: string | null): Record<string, string> {
   const images = imageOrigin ? `; img-src ${imageOrigin}` : '';
-  return {
-    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'${images}`,
-    'X-Frame-Options': 'DENY',
-    'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
-    'Cache-Control': 'no-store',
-  };
+  return pageHeaders(
+    `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'${images}`,
+  );
 }
 
 /** The page's language: the session's, else the browser's (Accept-Language), else English. */

@@ -1,4 +1,7 @@
 import { z } from '@hono/zod-openapi';
+
+export { createSenderBody } from './senders';
+
 import { IP_RANGE_PATTERN, parseIpRange } from '../auth/ip-allowlist';
 import { SCOPES } from '../db/credentials';
 import { LOGO_URL_PATTERN, parseLogoUrl } from '../otp/branding';
@@ -46,17 +49,6 @@ export const createOtpTokenBody = z.strictObject({
         }),
     )
     .max(100, 'at most 100 entries')
-    .optional(),
-});
-
-export const createSenderBody = z.strictObject({
-  email: emailAddress,
-  name: label
-    .refine((name) => !/["\\]/.test(name), 'must not contain quotes or backslashes')
-    .openapi({
-      pattern: '^[^\\x00-\\x1f\\x7f"\\\\]*$',
-      description: 'The display name: no quotes, backslashes or control characters',
-    })
     .optional(),
 });
 

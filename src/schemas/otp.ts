@@ -68,9 +68,13 @@ const TEMPLATE_ALONE_DOC = {
 /** POST /api/v1/backend-otp/send and /api/v1/email-verification/send */
 export const serverSendBody = serverSendFields.refine(templateAlone, TEMPLATE_ALONE).openapi(TEMPLATE_ALONE_DOC);
 
-/** POST /api/v1/instant-otp/send: also a `from` override (a verified sender of the account). */
+/** POST /api/v1/instant-otp/send: also a `from` override (a verified sender, or an address on a verified domain). */
 export const instantSendBody = serverSendFields
-  .extend({ from: emailAddress.optional() })
+  .extend({
+    from: emailAddress
+      .optional()
+      .openapi({ description: 'A verified sender of the account, or an address on its verified domain' }),
+  })
   .refine(templateAlone, TEMPLATE_ALONE)
   .openapi(TEMPLATE_ALONE_DOC);
 

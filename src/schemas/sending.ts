@@ -170,14 +170,16 @@ const fromMailbox = z
   .openapi({
     pattern: `^(?:${PLAIN_ADDRESS}|(?:"${DISPLAY_NAME}"|${DISPLAY_NAME}) ?<${PLAIN_ADDRESS}>)$`,
     description:
-      "The sender: `Name <address>` or an address. The address must be a verified sender of the account; the display name may differ from the sender's stored name. Not with senderEmailId",
+      "The sender: `Name <address>` or an address. The address must be a verified sender of the account or an address on its verified (or partially verified) domain; the display name may differ from the sender's stored name. Not with senderEmailId",
     example: 'Acme <hello@acme.example>',
   });
 
 /** Who the mail is from: a verified sender of the account, by address or by id (one of them, or neither). */
 export const senderFields = {
   from: fromMailbox.optional(),
-  senderEmailId: resourceId.optional().openapi({ description: 'A verified sender of the account. Not with from' }),
+  senderEmailId: resourceId
+    .optional()
+    .openapi({ description: 'A verified sender of the account (its id). Not with from' }),
 };
 export const ONE_SENDER: [(body: { from?: unknown; senderEmailId?: unknown }) => boolean, z.core.$ZodCustomParams] = [
   (body) => body.from === undefined || body.senderEmailId === undefined,

@@ -1,7 +1,7 @@
 // The 401/403 cases of every guarded route, from the routes as declared: a new route is covered the
 // day it is added. Nothing that fails authentication reaches the handler (no 2xx, no 400/404).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, call, expectError, fetchWith, newAccount, type TestAccount } from '../support/api';
+import { ADMIN_TOKEN, admin, call, expectError, fetchWith, newAccount, type TestAccount } from '../support/api';
 import {
   accepts,
   type CredentialKind,
@@ -15,6 +15,8 @@ import {
 
 const guarded = declaredRoutes().filter(isGuarded);
 const isOperatorRoute = (route: DeclaredRoute) => accepts(route, 'admin');
+/** The route takes live keys only: the document gives `mailApiKey` the role `live`. */
+const livesOnly = (route: DeclaredRoute) => route.operation.security.some((a) => a.mailApiKey?.includes('live'));
 
 it('every route but the public ones has a guard', () => {
   const open = declaredRoutes()
@@ -24,10 +26,12 @@ it('every route but the public ones has a guard', () => {
   expect(open).toEqual([
     'GET /',
     'GET /api/v1/openapi.json',
+    'GET /confirm-sender',
     'GET /docs',
     'GET /health',
     'GET /vendor/scalar/standalone.js',
     'GET /verify',
+    'POST /confirm-sender',
     'POST /verify',
   ]);
   expect(guarded.length).toBeGreaterThanOrEqual(26);
@@ -91,6 +95,16 @@ describe.each(guarded.map((route) => [route.name, route] as const))('%s: authent
         403,
         'SCOPE_REQUIRED',
       ));
+  }
+
+  if (livesOnly(route)) {
+    it('403 SCOPE_REQUIRED with a test key (the route changes what live mail is)', async () => {
+      const res = await admin<{ key: string }>('POST', `/admin/v1/accounts/${account.accountId}/api-keys`, {
+        scopes: ['mail_api'],
+        mode: 'test',
+      });
+      expectError(await send({ Authorization: `Bearer ${res.json.data.key}` }), 403, 'SCOPE_REQUIRED');
+    });
   }
 
   if (needsOtpSecret(route)) {

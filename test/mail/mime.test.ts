@@ -103,7 +103,7 @@ describe('messageChunks', () => {
 
   it('text and html: multipart/alternative with both', async () => {
     const raw = await payload({ ...BASE, html: '<p>Hi</p>' });
-    expect(headerBlock(raw)).toMatch(/Content-Type: multipart\/alternative;\r\n boundary="pc_[0-9a-f]{32}"/);
+    expect(headerBlock(raw)).toMatch(/Content-Type: multipart\/alternative;\r\n boundary="pc_[0-9a-f]{32}_0"/);
     expect(raw).toContain('Content-Type: text/plain; charset=utf-8');
     expect(raw).toContain('Content-Type: text/html; charset=utf-8');
   });

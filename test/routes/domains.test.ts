@@ -1,6 +1,8 @@
 // Sending domains: /api/v1/domains, /{domainId}, /verify, /rotate-dkim, and their life under the scheduled checks.
-import { env, exports } from 'cloudflare:workers';
+import { createScheduledController } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import worker from '../../src/index';
 import { admin, call, expectError, newAccount } from '../support/api';
 import {
   addDomain,
@@ -15,7 +17,7 @@ import {
 } from '../support/domains';
 import { newWebhook, waitForEvents } from '../support/webhooks';
 
-const tick = () => exports.default.scheduled({ cron: '* * * * *', scheduledTime: Date.now(), noRetry() {} } as never);
+const tick = () => worker.scheduled(createScheduledController(), env);
 
 /** Moves a domain's next check (and, given, its creation) into the past, so the next tick checks it. */
 async function makeDue(id: string, createdHoursAgo?: number) {
@@ -53,7 +55,14 @@ describe('POST /api/v1/domains', () => {
           value: expect.stringMatching(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/),
           status: 'pending',
         },
-        { purpose: 'return_path_mx', type: 'MX', name: `pc-bounces.${name}`, value: 'mx.postcode.test', priority: 10, status: 'pending' },
+        {
+          purpose: 'return_path_mx',
+          type: 'MX',
+          name: `pc-bounces.${name}`,
+          value: 'mx.postcode.test',
+          priority: 10,
+          status: 'pending',
+        },
         {
           purpose: 'return_path_spf',
           type: 'TXT',
@@ -73,7 +82,7 @@ describe('POST /api/v1/domains', () => {
       true,
       ['verify'],
     );
-    expect((key.algorithm as RsaHashedKeyAlgorithm).modulusLength).toBe(2048);
+    expect((key.algorithm as { modulusLength: number }).modulusLength).toBe(2048);
     // The private key is stored sealed, never as PKCS#8 in the clear.
     const row = await env.DB.prepare('SELECT sealed_private_key FROM dkim_selectors WHERE domain_id = ?')
       .bind(domain.id)
@@ -120,7 +129,10 @@ describe('POST /api/v1/domains', () => {
 
   it('a test key is refused: 403 SCOPE_REQUIRED', async () => {
     const { accountId } = await newAccount();
-    const res = await call('POST', '/api/v1/domains', { token: await testKey(accountId), body: { name: uniqueDomain() } });
+    const res = await call('POST', '/api/v1/domains', {
+      token: await testKey(accountId),
+      body: { name: uniqueDomain() },
+    });
     expectError(res, 403, 'SCOPE_REQUIRED');
   });
 });
@@ -133,7 +145,9 @@ describe('GET /api/v1/domains', () => {
     const res = await call<{ domains: Domain[]; total: number }>('GET', '/api/v1/domains?limit=1', { token: mailKey });
     expect(res.status).toBe(200);
     expect(res.json.data).toMatchObject({ total: 2, totalPages: 2, page: 1 });
-    expect(res.json.data.domains).toEqual([{ id: second.id, name: second.name, status: 'pending', createdAt: second.createdAt }]);
+    expect(res.json.data.domains).toEqual([
+      { id: second.id, name: second.name, status: 'pending', createdAt: second.createdAt },
+    ]);
     const next = await call<{ domains: Domain[] }>('GET', '/api/v1/domains?page=2&limit=1', { token: mailKey });
     expect(next.json.data.domains.map((d) => d.id)).toEqual([first.id]);
   });
@@ -155,7 +169,11 @@ describe('DELETE /api/v1/domains/{domainId}', () => {
     const owner = await newAccount();
     const other = await newAccount();
     const domain = await addDomain(owner.mailKey);
-    expectError(await call('DELETE', `/api/v1/domains/${domain.id}`, { token: other.mailKey }), 404, 'DOMAIN_NOT_FOUND');
+    expectError(
+      await call('DELETE', `/api/v1/domains/${domain.id}`, { token: other.mailKey }),
+      404,
+      'DOMAIN_NOT_FOUND',
+    );
     const res = await call('DELETE', `/api/v1/domains/${domain.id}`, { token: owner.mailKey });
     expect(res.json).toEqual({ success: true, data: { id: domain.id, deleted: true } });
     expectError(await getDomain(owner.mailKey, domain.id), 404, 'DOMAIN_NOT_FOUND');
@@ -179,7 +197,10 @@ describe('POST /api/v1/domains/{domainId}/verify', () => {
   it('DKIM without the return path: partially_verified; any valid DMARC record counts', async () => {
     const { mailKey } = await newAccount();
     const domain = await addDomain(mailKey);
-    await publish([recordOf(domain, 'dkim'), { ...recordOf(domain, 'dmarc'), value: 'v=DMARC1; p=reject; rua=mailto:d@x.example' }]);
+    await publish([
+      recordOf(domain, 'dkim'),
+      { ...recordOf(domain, 'dmarc'), value: 'v=DMARC1; p=reject; rua=mailto:d@x.example' },
+    ]);
     const res = await verifyDomain(mailKey, domain.id);
     expect(res.json.data.status).toBe('partially_verified');
     expect(Object.fromEntries(res.json.data.records.map((r) => [r.purpose, r.status]))).toEqual({
@@ -249,7 +270,9 @@ describe('POST /api/v1/domains/{domainId}/rotate-dkim', () => {
       'verified',
       'verified',
     ]);
-    const rows = await env.DB.prepare('SELECT selector, retires_at FROM dkim_selectors WHERE domain_id = ? ORDER BY created_at')
+    const rows = await env.DB.prepare(
+      'SELECT selector, retires_at FROM dkim_selectors WHERE domain_id = ? ORDER BY created_at',
+    )
       .bind(domain.id)
       .all<{ selector: string; retires_at: number | null }>();
     const [old, current] = rows.results;
@@ -308,8 +331,9 @@ describe('scheduled checks', () => {
     const { mailKey } = await newAccount();
     const domain = await addDomain(mailKey);
     const next = async () =>
-      (await env.DB.prepare('SELECT next_check_at FROM domains WHERE id = ?').bind(domain.id).first<{ next_check_at: number }>())!
-        .next_check_at - Date.now();
+      (await env.DB.prepare('SELECT next_check_at FROM domains WHERE id = ?')
+        .bind(domain.id)
+        .first<{ next_check_at: number }>())!.next_check_at - Date.now();
     const waits: number[] = [];
     for (let i = 0; i < 3; i++) {
       await verifyDomain(mailKey, domain.id);

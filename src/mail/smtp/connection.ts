@@ -1,7 +1,8 @@
 // Messages over an SMTP session: the envelope (pipelined where the server offers it), each recipient's
 // answer, the message postcode composed (mime.ts) and the server's verdict on it, as an outcome.
 import type { SmtpConfig } from '../../config';
-import { AttachmentReadFailed, messageChunks } from '../mime';
+import { bodyHash, dkimSignature } from '../dkim';
+import { AttachmentReadFailed, type MessageFrame, messageBody, messageChunks, messageHead, newFrame } from '../mime';
 import type { OutgoingMail, RecipientRefusal } from '../outgoing';
 import { ConnectionClosed, oneLine, type Reply } from './replies';
 import { HandshakeFailed, SmtpSession, SmtpTimeout } from './session';
@@ -55,6 +56,31 @@ const failure = (reply: Reply, refused: RecipientRefusal[], what = ''): SmtpFail
   refused,
 });
 
+/** Each attachment's content opened for one writing of the message, or the failure of one that is gone. */
+async function openContents(mail: OutgoingMail): Promise<ReadableStream<Uint8Array>[] | SmtpFailure> {
+  const contents: ReadableStream<Uint8Array>[] = [];
+  for (const attachment of mail.attachments ?? []) {
+    const content = await attachment.open();
+    if (!content) {
+      await Promise.all(contents.map((c) => c.cancel().catch(() => undefined)));
+      return { kind: 'permanent', reply: `attachment ${attachment.filename}: content no longer available` };
+    }
+    contents.push(content);
+  }
+  return contents;
+}
+
+/**
+ * The DKIM-Signature of `mail` as `frame` writes it: the body is written once to be hashed (attachments read
+ * from their source as they stream, never held whole), and the same bytes are written again to be sent.
+ */
+async function signatureOf(mail: OutgoingMail, frame: MessageFrame): Promise<string | SmtpFailure> {
+  const contents = await openContents(mail);
+  if (!Array.isArray(contents)) return contents;
+  const hash = await bodyHash(messageBody(mail, contents, frame));
+  return dkimSignature(mail.dkim!, messageHead(mail, frame), hash);
+}
+
 /** One SMTP connection; send several messages over it, one at a time, then close. */
 export class SmtpConnection {
   /** The recipients refused at RCPT TO in the message being sent (kept when a later step fails). */
@@ -82,20 +108,19 @@ export class SmtpConnection {
   async send(mail: OutgoingMail): Promise<SmtpOutcome> {
     if (!this.usable)
       return { kind: 'transient', reply: 'the SMTP connection was closed after a failure', refused: [] };
-    const attachments = mail.attachments ?? [];
-    const contents: ReadableStream<Uint8Array>[] = [];
-    for (const attachment of attachments) {
-      const content = await attachment.open();
-      if (!content) {
-        await Promise.all(contents.map((c) => c.cancel().catch(() => undefined)));
-        return { kind: 'permanent', reply: `attachment ${attachment.filename}: content no longer available` };
-      }
-      contents.push(content);
+    const frame = newFrame();
+    let signature: string | undefined;
+    if (mail.dkim) {
+      const signed = await signatureOf(mail, frame).catch(classifySmtpError);
+      if (typeof signed !== 'string') return { ...signed, refused: [] };
+      signature = signed;
     }
-    const ms = attachments.length > 0 ? ATTACHMENT_SEND_TIMEOUT_MS : this.config.timeoutMs;
+    const contents = await openContents(mail);
+    if (!Array.isArray(contents)) return contents;
+    const ms = (mail.attachments ?? []).length > 0 ? ATTACHMENT_SEND_TIMEOUT_MS : this.config.timeoutMs;
     this.refused = [];
     try {
-      return await this.session.bounded(ms, 'sending', () => this.transaction(mail, contents));
+      return await this.session.bounded(ms, 'sending', () => this.transaction(mail, contents, frame, signature));
     } catch (error) {
       // A dropped connection, a late reply, a message that could not be read: the session is out of step.
       this.session.abort();
@@ -112,7 +137,12 @@ export class SmtpConnection {
    * left. Every reply is read before the outcome, so the session stays in step; a refused transaction is
    * reset (RSET) for the next message.
    */
-  private async transaction(mail: OutgoingMail, contents: ReadableStream<Uint8Array>[]): Promise<SmtpOutcome> {
+  private async transaction(
+    mail: OutgoingMail,
+    contents: ReadableStream<Uint8Array>[],
+    frame: MessageFrame,
+    signature: string | undefined,
+  ): Promise<SmtpOutcome> {
     const { capabilities } = this.session;
     const recipients = mail.envelopeTo ?? mail.to;
     // Only a server that names a limit gets an estimate (it encodes the bodies once more).
@@ -124,7 +154,7 @@ export class SmtpConnection {
     // Bounces are not asked for (DSN): the envelope sender is not a mailbox postcode reads.
     const notify = capabilities.dsn ? ' NOTIFY=NEVER' : '';
     const commands = [
-      `MAIL FROM:<${mail.from.email}>${size !== null ? ` SIZE=${size}` : ''}`,
+      `MAIL FROM:<${mail.envelopeFrom ?? mail.from.email}>${size !== null ? ` SIZE=${size}` : ''}`,
       ...recipients.map((email) => `RCPT TO:<${email}>${notify}`),
       'DATA',
     ];
@@ -157,7 +187,7 @@ export class SmtpConnection {
       await this.reset();
       return failure(dataReply ?? { code: 451, text: 'no reply to DATA' }, refused, 'DATA refused: ');
     }
-    const verdict = await this.writeMessage(messageChunks(mail, contents));
+    const verdict = await this.writeMessage(messageChunks(mail, contents, frame, signature));
     if (verdict.code !== 250) {
       await this.reset();
       return failure(verdict, refused);

@@ -5,6 +5,8 @@ import type { OutgoingMail } from '../outgoing';
 const encoder = new TextEncoder();
 /** Headers, MIME boundaries and part headers of a message: generous, an estimate may be a little high. */
 const STRUCTURE_BYTES = 2_048;
+/** A DKIM-Signature of a 2048-bit key, folded: about 500 bytes. */
+const SIGNATURE_BYTES = 768;
 /** Quoted-printable of ordinary text and html: soft breaks every 76 characters, a few escapes. */
 const QUOTED_PRINTABLE = 1.05;
 /** Base64 in 76-character lines: 4 characters per 3 bytes, and a CRLF per 57 bytes. */
@@ -14,5 +16,6 @@ const BASE64 = (4 / 3) * (78 / 76);
 export function estimatedSize(mail: OutgoingMail): number {
   const text = (value: string | null) => (value === null ? 0 : encoder.encode(value).length * QUOTED_PRINTABLE);
   const attachments = (mail.attachments ?? []).reduce((sum, a) => sum + a.size * BASE64 + 256, 0);
-  return Math.ceil(STRUCTURE_BYTES + text(mail.subject) + text(mail.text) + text(mail.html) + attachments);
+  const signature = mail.dkim ? SIGNATURE_BYTES : 0;
+  return Math.ceil(STRUCTURE_BYTES + signature + text(mail.subject) + text(mail.text) + text(mail.html) + attachments);
 }

@@ -3,7 +3,9 @@
 //                                             data as quoted strings of at most 255 characters
 //   POST /publish    { name, type, data: [...] }   replaces the records of that name and type
 //   POST /unpublish  { name, type }
-// Names under `servfail.` answer DNS status 2 (SERVFAIL); names under `http500.` an HTTP 500.
+// Names under `servfail.` answer DNS status 2 (SERVFAIL); names under `http500.` an HTTP 500. A name with no
+// published records of the type asked is answered from `fallback` when given (npm start: the records the
+// service asks its demo account's domains to publish, so that pressing verify verifies).
 import { createServer, type Server } from 'node:http';
 import { type HttpFixture, listenOnLoopback } from './http-fixture';
 
@@ -11,7 +13,10 @@ const TYPES: Record<string, number> = { TXT: 16, MX: 15 };
 
 const quoted = (text: string) => (text.match(/[\s\S]{1,255}/g) ?? ['']).map((part) => JSON.stringify(part)).join(' ');
 
-export async function startDnsStub(): Promise<HttpFixture> {
+/** The data of `name`'s records of `type` (MX as `priority host.`), or null for none. */
+export type DnsFallback = (name: string, type: string) => Promise<string[] | null>;
+
+export async function startDnsStub(fallback?: DnsFallback): Promise<HttpFixture> {
   const records = new Map<string, Map<string, string[]>>();
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -23,8 +28,8 @@ export async function startDnsStub(): Promise<HttpFixture> {
       if (name.startsWith('http500.')) return res.writeHead(500).end();
       if (name.startsWith('servfail.')) return json(200, { Status: 2 });
       const byType = records.get(name);
-      if (!byType) return json(200, { Status: 3 });
-      const data = byType.get(type) ?? [];
+      const data = byType?.get(type) ?? (fallback ? await fallback(name, type).catch(() => null) : null) ?? [];
+      if (!byType && data.length === 0) return json(200, { Status: 3 });
       const answer = data.map((value) => ({
         name: `${name}.`,
         type: TYPES[type],

@@ -10,6 +10,9 @@ import { freePort, LocalService, type Ready } from './local-service';
 export type E2eService = {
   baseUrl: string;
   inboxUrl: string;
+  /** The start script's state directory and inbox port (what `npm run dkim:check` reads). */
+  stateDir: string;
+  inboxPort: number;
   adminToken: string;
   accountId: string;
   mailKey: string;
@@ -51,6 +54,8 @@ export default async function setup(project: TestProject) {
   project.provide('e2e', {
     baseUrl: ready.baseUrl,
     inboxUrl: `http://127.0.0.1:${inboxPort}`,
+    stateDir,
+    inboxPort,
     adminToken: ready.adminToken,
     accountId: ready.accountId,
     mailKey: ready.mailKey,

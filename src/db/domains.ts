@@ -279,12 +279,3 @@ export async function findSigningDomain(
     ? { name: row.name, status: row.status, selector: row.selector, sealedPrivateKey: row.sealed_private_key }
     : null;
 }
-
-/** The account's domain of this name, whatever its status (for the reason a sender is refused). */
-export async function domainStatusOf(db: D1Reader, accountId: string, name: string): Promise<DomainStatus | null> {
-  const row = await db
-    .prepare('SELECT status FROM domains WHERE account_id = ? AND name = ?')
-    .bind(accountId, name)
-    .first<{ status: DomainStatus }>();
-  return row?.status ?? null;
-}

@@ -1,4 +1,5 @@
 import { newId, nowIso } from '../ids';
+import type { DomainStatus } from './domains';
 import { accountRowsNewestFirst } from './paging';
 import type { D1Reader } from './reads';
 
@@ -125,13 +126,29 @@ export async function findSender(db: D1Reader, accountId: string, id: string): P
   return row ? toSender(row) : null;
 }
 
-/** The account's sender with this address (case-insensitive), verified or not. */
-export async function findSenderByEmail(db: D1Database, accountId: string, email: string): Promise<Sender | null> {
+/**
+ * What lets the account send from `email` (case-insensitive): its sender of that address, verified or not, and
+ * the status of its domain `domainName` (null: none), in one statement.
+ */
+export async function findSendingRights(
+  db: D1Reader,
+  accountId: string,
+  email: string,
+  domainName: string,
+): Promise<{ sender: Sender | null; domainStatus: DomainStatus | null }> {
   const row = await db
-    .prepare(`SELECT ${COLUMNS} FROM senders WHERE account_id = ? AND lower(email) = lower(?) LIMIT 1`)
-    .bind(accountId, email)
-    .first<SenderRow>();
-  return row ? toSender(row) : null;
+    .prepare(
+      `SELECT s.id, s.account_id, s.email, s.name, s.verified, s.created_at,
+         (SELECT status FROM domains WHERE account_id = ?1 AND name = ?3) AS domain_status
+       FROM (SELECT 1) LEFT JOIN senders AS s ON s.account_id = ?1 AND lower(s.email) = lower(?2)
+       LIMIT 1`,
+    )
+    .bind(accountId, email, domainName)
+    .first<Partial<SenderRow> & { domain_status: DomainStatus | null }>();
+  return {
+    sender: row?.id ? toSender(row as SenderRow) : null,
+    domainStatus: row?.domain_status ?? null,
+  };
 }
 
 /** A page of the account's senders, newest first. */

@@ -53,21 +53,28 @@ export async function bodyHash(chunks: AsyncIterable<string> | Iterable<string>)
   const writer = digest.getWriter();
   let partial = '';
   let emptyLines = 0;
-  const line = async (text: string) => {
-    const canonical = text.replace(/[ \t]+/g, ' ').replace(/ $/, '');
-    if (canonical === '') {
+  // The canonical lines of a chunk, written to the digest at once (a write per line costs more than the hash).
+  let canonical = '';
+  const line = (text: string) => {
+    const relaxed = text.replace(/[ \t]+/g, ' ').replace(/ $/, '');
+    if (relaxed === '') {
       emptyLines++;
       return;
     }
-    await writer.write(encoder.encode(`${'\r\n'.repeat(emptyLines)}${canonical}\r\n`));
+    canonical += `${'\r\n'.repeat(emptyLines)}${relaxed}\r\n`;
     emptyLines = 0;
   };
   for await (const chunk of chunks) {
     const lines = (partial + chunk).split('\r\n');
     partial = lines.pop() ?? '';
-    for (const text of lines) await line(text);
+    for (const text of lines) line(text);
+    if (canonical.length > 0) {
+      await writer.write(encoder.encode(canonical));
+      canonical = '';
+    }
   }
-  if (partial !== '') await line(partial);
+  if (partial !== '') line(partial);
+  if (canonical.length > 0) await writer.write(encoder.encode(canonical));
   await writer.close();
   return toBase64(await digest.digest);
 }

@@ -17,8 +17,17 @@ type Part = Leaf | { multipart: 'mixed' | 'related' | 'alternative'; boundary: s
  * What makes two writings of one message the same bytes: its Date and the base of its boundaries. A signed
  * message is written twice (the body hashed, then sent), and a signature covers exactly what is sent.
  */
-export type MessageFrame = { date: string; boundary: string };
-export const newFrame = (now = new Date()): MessageFrame => ({ date: now.toUTCString(), boundary: boundary() });
+export type MessageFrame = {
+  date: string;
+  boundary: string;
+  /** The text parts encoded by the first writing, for the second. */
+  encoded: Map<string, string>;
+};
+export const newFrame = (now = new Date()): MessageFrame => ({
+  date: now.toUTCString(),
+  boundary: boundary(),
+  encoded: new Map(),
+});
 
 const BASE64_LINE_BYTES = 57; // 76 characters of base64
 const PARAM_SEGMENT = 60;
@@ -77,10 +86,18 @@ function parameter(name: string, value: string): string {
   return segments.map((segment, i) => `;\r\n ${name}*${i}*=${i === 0 ? "UTF-8''" : ''}${segment}`).join('');
 }
 
-function textPart(type: 'plain' | 'html', text: string): Leaf {
+function textPart(type: 'plain' | 'html', text: string, frame: MessageFrame): Leaf {
+  const encoded = () => {
+    let body = frame.encoded.get(type);
+    if (body === undefined) {
+      body = quotedPrintable(text);
+      frame.encoded.set(type, body);
+    }
+    return body;
+  };
   return {
     headers: [`Content-Type: text/${type}; charset=utf-8`, 'Content-Transfer-Encoding: quoted-printable'],
-    body: () => once(quotedPrintable(text)),
+    body: () => once(encoded()),
   };
 }
 
@@ -109,8 +126,8 @@ function structure(mail: OutgoingMail, contents: ReadableStream<Uint8Array>[], f
     parts,
   });
   const texts = [
-    ...(mail.text !== null ? [textPart('plain', mail.text)] : []),
-    ...(mail.html !== null ? [textPart('html', mail.html)] : []),
+    ...(mail.text !== null ? [textPart('plain', mail.text, frame)] : []),
+    ...(mail.html !== null ? [textPart('html', mail.html, frame)] : []),
   ];
   let part: Part = texts.length === 1 ? texts[0]! : multipart('alternative', texts);
   const files = (mail.attachments ?? []).map((a, i) => ({

@@ -3,13 +3,13 @@
 // link confirms nothing). The token is single-use, 24 h, and only its SHA-256 is stored.
 import { sha256Hex } from '../auth/crypto';
 import { config, requireSmtp } from '../config';
-import { domainStatusOf, SENDING_STATUSES } from '../db/domains';
+import { SENDING_STATUSES } from '../db/domains';
 import {
   confirmSender,
   createSender,
   findSender,
-  findSenderByEmail,
   findSenderByToken,
+  findSendingRights,
   renewConfirmToken,
   type Sender,
 } from '../db/senders';
@@ -72,11 +72,10 @@ export async function addSender(
   accountId: string,
   request: { email: string; name: string | null },
 ): Promise<Sender> {
-  const existing = await findSenderByEmail(env.DB, accountId, request.email);
-  if (existing) throw new ApiError('INVALID_INPUT', `email: already a sender of this account (${existing.id})`);
   const domain = canonicalAddress(request.email).split('@').pop()!;
-  const status = await domainStatusOf(env.DB, accountId, domain);
-  if (status !== null && SENDING_STATUSES.includes(status)) {
+  const { sender: existing, domainStatus } = await findSendingRights(env.DB, accountId, request.email, domain);
+  if (existing) throw new ApiError('INVALID_INPUT', `email: already a sender of this account (${existing.id})`);
+  if (domainStatus !== null && SENDING_STATUSES.includes(domainStatus)) {
     const sender = await createSender(env.DB, accountId, request.email, request.name);
     await recordEvents(env, accountId, [verifiedEvent(sender)]);
     return sender;

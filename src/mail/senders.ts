@@ -1,8 +1,8 @@
 // Who may send: a verified sender of the account, or any address on its verified (or partially verified)
 // domain. A refusal says which of the three it was: an unknown sender, one still pending, a domain not verified.
 import { config, defaultSender } from '../config';
-import { domainStatusOf, SENDING_STATUSES } from '../db/domains';
-import { findSender, findSenderByEmail, type Sender } from '../db/senders';
+import { SENDING_STATUSES } from '../db/domains';
+import { findSender, findSendingRights, type Sender } from '../db/senders';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { canonicalAddress, type Mailbox } from './address';
@@ -28,10 +28,12 @@ export async function sendingAddress(
     return { sender: { email: sender.email, name: sender.name }, senderId: sender.id };
   }
   if (!from) return { sender: defaultSender(env), senderId: null };
-  const sender = await findSenderByEmail(env.DB, accountId, from.email);
-  if (sender?.verified) return { sender: { email: sender.email, name: from.name ?? sender.name }, senderId: sender.id };
   const domain = canonicalAddress(from.email).split('@').pop()!;
-  const status = config(env).domains.keySecret === null ? null : await domainStatusOf(env.DB, accountId, domain);
+  const rights = await findSendingRights(env.DB, accountId, from.email, domain);
+  const { sender } = rights;
+  if (sender?.verified) return { sender: { email: sender.email, name: from.name ?? sender.name }, senderId: sender.id };
+  // Without DKIM_KEY_SECRET there are no usable domains (their keys cannot be opened).
+  const status = config(env).domains.keySecret === null ? null : rights.domainStatus;
   if (status !== null && SENDING_STATUSES.includes(status)) return { sender: from, senderId: null };
   if (sender) throw pending('from', sender);
   if (status !== null) throw refused(`from: the domain ${domain} is not verified (status ${status})`);

@@ -41,7 +41,12 @@ describe('docs/domains.md: the walk-through under npm start', () => {
     expect(verified.data.records.every((r) => r.status === 'verified')).toBe(true);
 
     const to = `walk-${crypto.randomUUID().slice(0, 8)}@example.com`;
-    const sent = await api('POST', '/api/v1/emails', { from: `Acme <hello@${name}>`, to, subject: 'Hi', text: 'Hello' });
+    const sent = await api('POST', '/api/v1/emails', {
+      from: `Acme <hello@${name}>`,
+      to,
+      subject: 'Hi',
+      text: 'Hello',
+    });
     expect(sent.status).toBe(200);
     let check = dkimCheck(to);
     for (let i = 0; i < 50 && check.output.includes('no mail to'); i++) {

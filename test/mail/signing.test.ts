@@ -172,6 +172,37 @@ describe('DKIM signatures on mail from a verified domain', () => {
     expect(mail!.envelopeFrom).toMatch(/^bounces\+otp_[a-z2-7]{26}-[a-z2-7]{16}@pc-bounces\./);
   });
 
+  it('rotation: mail before it verifies with the old selector, mail after with the new, both during the overlap', async () => {
+    const { account, domain, from } = await signingAccount();
+    const before = uniqueAddress('rotate');
+    await send(account, { from, to: before, subject: 'Before', text: 'x' });
+    const [old] = await waitForInbox(before);
+    const rotated = await call<Domain>('POST', `/api/v1/domains/${domain.id}/rotate-dkim`, { token: account.mailKey });
+    const next = rotated.json.data.records.filter((r) => r.purpose === 'dkim')[1]!;
+    // Until the new record is found, mail is still signed with the old selector.
+    const pending = uniqueAddress('rotate');
+    await send(account, { from, to: pending, subject: 'Pending', text: 'x' });
+    const [stillOld] = await waitForInbox(pending);
+    await publish([next]);
+    const verified = await call<Domain>('POST', `/api/v1/domains/${domain.id}/verify`, { token: account.mailKey });
+    const after = uniqueAddress('rotate');
+    await send(account, { from, to: after, subject: 'After', text: 'x' });
+    const [fresh] = await waitForInbox(after);
+    const selectorOf = (mail: ReceivedMail) => /\bs=([a-z0-9]+);/.exec(mail.raw.replace(/\r\n\s+/g, ' '))![1];
+    const [oldSelector, newSelector] = verified.json.data.records
+      .filter((r) => r.purpose === 'dkim')
+      .map((r) => r.name.split('.')[0]);
+    expect([selectorOf(old!), selectorOf(stillOld!), selectorOf(fresh!)]).toEqual([
+      oldSelector,
+      oldSelector,
+      newSelector,
+    ]);
+    // Both records are listed (and published) during the overlap: every one of these mails verifies.
+    for (const mail of [old!, stillOld!, fresh!]) {
+      expect(await dkimResults(mail.raw, [verified.json.data])).toMatchObject([{ result: 'pass' }]);
+    }
+  });
+
   it('partially verified: signed, the envelope is the global return path (or the sender without one)', async () => {
     const account = await newAccount();
     const domain = await addDomain(account.mailKey);

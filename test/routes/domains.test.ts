@@ -314,6 +314,13 @@ describe('scheduled checks', () => {
     expect(recordOf(failed, 'dkim').status).toBe('failed');
     const [event] = await waitForEvents(key, ['domain.failed']);
     expect(event!.payload.data).toMatchObject({ domainId: domain.id, status: 'failed' });
+    // Sending from it is refused from now on.
+    const refused = await call('POST', '/api/v1/emails', {
+      token: mailKey,
+      body: { from: `a@${domain.name}`, to: 'ada@example.com', subject: 'x', text: 'x' },
+    });
+    expectError(refused, 403, 'SENDER_NOT_VERIFIED');
+    expect(refused.json.error.message).toBe(`from: the domain ${domain.name} is not verified (status failed)`);
   });
 
   it('a pending domain fails 72 h after it was added without its DKIM record', async () => {

@@ -150,6 +150,9 @@ async function testKey(adminToken, accountId) {
     .key;
 }
 
+/** The demo account's verified sender (the operator vouched for it). */
+const DEMO_SENDER = 'hello@demo.postcode.dev';
+
 /** Reuses the demo account from an earlier run if its key still works, otherwise issues a new one. */
 async function ensureDemoAccount(adminToken) {
   if (existsSync(DEMO_FILE)) {
@@ -170,9 +173,8 @@ async function ensureDemoAccount(adminToken) {
     await admin(`/admin/v1/accounts/${account.id}/api-keys`, { scopes: ['server_otp'], name: 'demo server otp' })
   ).json.data;
   const token = (await admin(`/admin/v1/accounts/${account.id}/otp-tokens`, { allowedIps: [] })).json.data;
-  const sender = (
-    await admin(`/admin/v1/accounts/${account.id}/senders`, { email: 'hello@demo.postcode.dev', name: 'Demo Sender' })
-  ).json.data;
+  const sender = (await admin(`/admin/v1/accounts/${account.id}/senders`, { email: DEMO_SENDER, name: 'Demo Sender' }))
+    .json.data;
   const demo = {
     accountId: account.id,
     mailKey: mailKey.key,
@@ -305,7 +307,7 @@ async function main() {
   mkdirSync(STATE_DIR, { recursive: true });
   writeFileSync(
     join(STATE_DIR, 'postcode-ready.json'),
-    JSON.stringify({ baseUrl, adminToken: vars.ADMIN_TOKEN, dnsUrl: dns.url, ...demo }),
+    JSON.stringify({ baseUrl, adminToken: vars.ADMIN_TOKEN, dnsUrl: dns.url, senderEmail: DEMO_SENDER, ...demo }),
   );
   log('ready');
   console.log(`

@@ -125,3 +125,22 @@ export async function nodemailerRound(sink, count) {
   transport.close();
   return { mailsPerSecond: count / seconds };
 }
+
+/** A domain of the account, verified (`npm start`'s local resolver publishes its records): mail from it is signed. */
+export async function verifiedDomain(baseUrl, mailKey) {
+  const call = async (path, body) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: json(mailKey),
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const answer = await res.json();
+    if (!answer.success) throw new Error(`${path}: ${res.status} ${JSON.stringify(answer)}`);
+    return answer.data;
+  };
+  const name = `bench-${Date.now()}.example`;
+  const { id } = await call('/api/v1/domains', { name });
+  const { status } = await call(`/api/v1/domains/${id}/verify`);
+  if (status !== 'verified') throw new Error(`${name} is ${status}, not verified`);
+  return name;
+}

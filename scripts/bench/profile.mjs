@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run profile -- <send|verify|queue|health> [seconds] [floor]: a CPU profile of postcode's worker thread
+// npm run profile -- <send|send-signed|verify|queue|health> [seconds] [floor]: a CPU profile of postcode's worker thread
 // under the bench's load for one endpoint. It starts the sink and postcode as the bench does, and attaches to
 // wrangler's inspector proxy (127.0.0.1:9229) once the load runs: workerd handles the inspector's messages
 // only while the isolate is busy. Writes profile-<endpoint>-<time>.cpuprofile (open it in Chrome DevTools,
@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { json, waitForQuiet } from './delivery.mjs';
+import { json, verifiedDomain, waitForQuiet } from './delivery.mjs';
 import { autocannonRun, log, settle } from './load.mjs';
 import { compareProfiles, perRequest } from './profile-diff.mjs';
 import * as services from './services.mjs';
@@ -26,6 +26,7 @@ const PATHS = {
     health: '/health',
     queue: '/api/v1/emails',
     send: '/api/v1/instant-otp/send',
+    'send-signed': '/api/v1/instant-otp/send',
     verify: '/api/v1/instant-otp/verify',
   },
   floor: { health: '/bare', queue: '/queue', send: '/otp-send', verify: '/otp-verify' },
@@ -45,10 +46,17 @@ async function requestsFor(side, url, tokens, sink, pid) {
     setupRequest: (req) => ({ ...req, body: JSON.stringify(body(seq++)) }),
   });
   const send = () => post(paths.send, tokens.publicOtpToken, (i) => ({ email: `p${i}@bench.test` }));
+  // From an address on a verified domain of the account: DKIM-signed.
+  const domain = endpoint === 'send-signed' ? await verifiedDomain(url, tokens.mailKey) : null;
   const make = {
     health: () => ({ method: 'GET', path: paths.health }),
     queue: () => post(paths.queue, tokens.mailKey, (i) => ({ to: `q${i}@bench.test`, subject: 's', text: 't' })),
     send,
+    'send-signed': () =>
+      post(paths['send-signed'], tokens.publicOtpToken, (i) => ({
+        email: `p${i}@bench.test`,
+        from: `codes@${domain}`,
+      })),
   };
   if (endpoint !== 'verify') return make[endpoint] ?? usage();
   const sessions = [];
@@ -70,7 +78,7 @@ async function requestsFor(side, url, tokens, sink, pid) {
 }
 
 function usage() {
-  throw new Error('usage: npm run profile -- <send|verify|queue|health> [seconds] [floor]');
+  throw new Error('usage: npm run profile -- <send|send-signed|verify|queue|health> [seconds] [floor]');
 }
 
 /** A DevTools protocol session on the worker's isolate. */

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// npm run profile -- <send|send-signed|verify|queue|health> [seconds] [floor]: a CPU profile of postcode's worker thread
-// under the bench's load for one endpoint. It starts the sink and postcode as the bench does, and attaches to
+// npm run profile -- <send|send-signed|verify|queue|health> [seconds] [floor|unsigned]: a CPU profile of
+// postcode's worker thread under the bench's load for one endpoint. It starts the sink and postcode as the bench does, and attaches to
 // wrangler's inspector proxy (127.0.0.1:9229) once the load runs: workerd handles the inspector's messages
 // only while the isolate is busy. Writes profile-<endpoint>-<time>.cpuprofile (open it in Chrome DevTools,
 // Performance) and prints the share of samples per source file and the heaviest frames. Line numbers are
 // of wrangler's bundle, which is copied next to the profile. With `floor`, it then profiles the probe's
 // route for the endpoint (scripts/bench/probe) under the same load and prints, per frame, the milliseconds
-// per request each side spends (profile-diff.mjs).
+// per request each side spends (profile-diff.mjs). `send-signed unsigned` compares a send from an address on a
+// verified domain (DKIM-signed) with one from the account's verified sender, on the same service.
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -18,7 +19,7 @@ import { compareProfiles, perRequest } from './profile-diff.mjs';
 import * as services from './services.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const [endpoint = 'send', seconds = '10', compare] = process.argv.slice(2);
+let [endpoint = 'send', seconds = '10', compare] = process.argv.slice(2);
 const INSPECTOR = 'http://127.0.0.1:9229';
 
 const PATHS = {
@@ -57,6 +58,9 @@ async function requestsFor(side, url, tokens, sink, pid) {
         email: `p${i}@bench.test`,
         from: `codes@${domain}`,
       })),
+    // The same from the account's verified sender: what a signed send is compared with (`unsigned`).
+    'send-sender': () =>
+      post(paths.send, tokens.publicOtpToken, (i) => ({ email: `u${i}@bench.test`, from: tokens.senderEmail })),
   };
   if (endpoint !== 'verify') return make[endpoint] ?? usage();
   const sessions = [];
@@ -186,7 +190,7 @@ async function profileUnderLoad(url, request) {
 }
 
 async function main() {
-  if (compare !== undefined && compare !== 'floor') usage();
+  if (compare !== undefined && compare !== 'floor' && !(compare === 'unsigned' && endpoint === 'send-signed')) usage();
   const stateDir = mkdtempSync(join(tmpdir(), 'postcode-profile-'));
   const sink = await services.startSink(root);
   let child = services.startService(root, stateDir);
@@ -201,6 +205,17 @@ async function main() {
     console.log(summarise(endpointRun.profile, readFileSync(join(devDir, 'index.js'), 'utf8')));
     console.log(`\n${name}.cpuprofile and ${name}-bundle/ written`);
     if (!compare) return;
+    if (compare === 'unsigned') {
+      // The same service, the same send from the account's verified sender: what signing adds, frame by frame.
+      const saved = endpoint;
+      endpoint = 'send-sender';
+      const senderRun = await profileUnderLoad(url, await requestsFor('postcode', url, ready, sink, child.pid));
+      endpoint = saved;
+      console.log(
+        `\nsigned against unsigned (the "floor" column):\n${compareProfiles(perRequest(endpointRun.profile, endpointRun.answered), perRequest(senderRun.profile, senderRun.answered))}`,
+      );
+      return;
+    }
     // The probe alone, so that the inspector on 9229 is its own.
     services.stopGroup(child);
     await waitForExit(child);

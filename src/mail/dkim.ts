@@ -46,35 +46,37 @@ export function headerFields(block: string): { name: string; value: string }[] {
 
 /**
  * The relaxed body hash (RFC 6376 3.4.4 and 3.7), base64, of a body given in chunks of any size: spaces at a
- * line's end dropped, runs of spaces as one, empty lines at the end dropped, a body ending in CRLF.
+ * line's end dropped, runs of spaces as one, empty lines at the end dropped, a body ending in CRLF. Each chunk's
+ * whole lines are canonicalized at once (a regular expression over the chunk, not one per line).
  */
 export async function bodyHash(chunks: AsyncIterable<string> | Iterable<string>): Promise<string> {
   const digest = new crypto.DigestStream('SHA-256');
   const writer = digest.getWriter();
   let partial = '';
+  // Empty lines seen after the last line with content: written only if content follows them.
   let emptyLines = 0;
-  // The canonical lines of a chunk, written to the digest at once (a write per line costs more than the hash).
-  let canonical = '';
-  const line = (text: string) => {
-    const relaxed = text.replace(/[ \t]+/g, ' ').replace(/ $/, '');
-    if (relaxed === '') {
-      emptyLines++;
+  const relax = (lines: string) => lines.replace(/[ \t]+/g, ' ').replace(/ \r\n/g, '\r\n');
+  const write = async (canonical: string) => {
+    let end = canonical.length;
+    while (end >= 2 && canonical.startsWith('\r\n', end - 2)) end -= 2;
+    // `canonical` is whole lines: those past `end` are empty (the CRLF at `end` closes the last with content).
+    const trailing = (canonical.length - end) / 2;
+    if (end === 0) {
+      emptyLines += trailing;
       return;
     }
-    canonical += `${'\r\n'.repeat(emptyLines)}${relaxed}\r\n`;
-    emptyLines = 0;
+    await writer.write(encoder.encode(`${'\r\n'.repeat(emptyLines)}${canonical.slice(0, end + 2)}`));
+    emptyLines = trailing - 1;
   };
   for await (const chunk of chunks) {
-    const lines = (partial + chunk).split('\r\n');
-    partial = lines.pop() ?? '';
-    for (const text of lines) line(text);
-    if (canonical.length > 0) {
-      await writer.write(encoder.encode(canonical));
-      canonical = '';
-    }
+    const text = partial + chunk;
+    const lastBreak = text.lastIndexOf('\r\n');
+    const cut = lastBreak < 0 ? 0 : lastBreak + 2;
+    partial = text.slice(cut);
+    if (cut > 0) await write(relax(text.slice(0, cut)));
   }
-  if (partial !== '') line(partial);
-  if (canonical.length > 0) await writer.write(encoder.encode(canonical));
+  const last = relax(`${partial}\r\n`);
+  if (last !== '\r\n') await write(last);
   await writer.close();
   return toBase64(await digest.digest);
 }

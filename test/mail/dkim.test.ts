@@ -111,4 +111,14 @@ describe('DKIM canonicalization (RFC 6376 3.4)', () => {
     // An empty body hashes as nothing at all (not as one CRLF) under relaxed canonicalization.
     expect(await bodyHash([])).toBe(await bodyHash(['\r\n\r\n']));
   });
+
+  it('relaxed body: empty lines inside the body are kept wherever the chunks split them', async () => {
+    const whole = await bodyHash(['a\r\n\r\n\r\nb \r\n\r\n']);
+    expect(await bodyHash(['a\r\n\r\n', '\r\nb', ' \r\n', '\r\n'])).toBe(whole);
+    expect(await bodyHash(['a\r\n', '\r\n', '\r', '\nb \r\n'])).toBe(whole);
+    expect(await bodyHash(['a\r\n\r\nb\r\n'])).not.toBe(whole);
+    // The hash of the canonical body itself, computed without the streaming code.
+    const reference = await crypto.subtle.digest('SHA-256', new TextEncoder().encode('a\r\n\r\n\r\nb\r\n'));
+    expect(whole).toBe(toBase64(reference));
+  });
 });

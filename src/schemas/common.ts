@@ -18,6 +18,9 @@ const NUMBER_LABEL = '(?:[0-9]+|0[Xx][0-9A-Fa-f]*)(?![A-Za-z0-9-])';
  */
 export const ADDRESS_PATTERN = `^(?=[\\x20-\\x7e]{1,64}@[^@]*$)(?:${ATOM}(?:\\.${ATOM})*|"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x20-\\x7e])*")@(?:${LABEL}\\.)+(?!${NUMBER_LABEL})${LABEL}$`;
 
+/** A domain name of ASCII labels (two at least, the last not a number), at most 253 characters, not localhost. */
+export const DOMAIN_PATTERN = `^(?=.{1,253}$)(?!(?:[^.]*\\.)*[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]$)(?:${LABEL}\\.)+(?!${NUMBER_LABEL})${LABEL}$`;
+
 const ADDRESS_DOC = {
   type: 'string' as const,
   format: 'email',

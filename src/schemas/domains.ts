@@ -1,11 +1,12 @@
 import { z } from '@hono/zod-openapi';
-import { envelope, pageOf, resourceId } from './common';
+import { DOMAIN_PATTERN, envelope, pageOf, resourceId } from './common';
 
 /** POST /api/v1/domains */
 export const createDomainBody = z.strictObject({
   name: z.string().min(1, 'must be 1-253 characters').max(253, 'must be 1-253 characters').openapi({
     description:
-      'The domain mail is sent from, e.g. example.com (an internationalized name is kept as punycode). Not an IP address, localhost, or a name with underscores',
+      'The domain mail is sent from, e.g. example.com. The pattern covers ASCII names; an internationalized name (Unicode) is accepted too when it is a valid IDNA name, and kept as punycode. Not an IP address, localhost, or a name with underscores',
+    pattern: DOMAIN_PATTERN,
     example: 'example.com',
   }),
 });

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { checkDomainsAndSenders } from './contract-domains';
 
 const service = inject('e2e');
 
@@ -259,6 +260,9 @@ describe('OpenAPI document', () => {
     const unsuppress = '/api/v1/suppressions/{email}';
     await check('DELETE', unsuppress, `/api/v1/suppressions/${encodeURIComponent(suppressed)}`, { token: mailKey });
     await check('DELETE', unsuppress, `/api/v1/suppressions/${encodeURIComponent(suppressed)}`, { token: mailKey });
+
+    // Domains, senders and the hosted confirmation page
+    await checkDomainsAndSenders(check, mailKey, service.inboxUrl);
 
     // Webhooks (nothing listens at the URL: the calls are what is checked here)
     const hook = (

@@ -55,6 +55,12 @@ export function canonicalAddress(address: string): string {
   return `${local}@${domain}`.toLowerCase();
 }
 
+/** The domain of an address in its one spelling (ASCII, lower case): the name a sending domain is kept under. */
+export function domainOf(address: string): string {
+  const domain = address.slice(address.lastIndexOf('@') + 1);
+  return (toAsciiDomain(domain) ?? domain).toLowerCase();
+}
+
 /** Duplicates (the same canonical mailbox) are sent once; the first spelling wins. */
 export function uniqueAddresses(addresses: string[]): string[] {
   const seen = new Set<string>();

@@ -20,7 +20,7 @@ import { IsolateCache } from '../isolate-cache';
 import { lookup } from '../net/dns';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { WebhookEvent } from '../webhooks/events';
-import { canonicalAddress } from './address';
+import { domainOf } from './address';
 import type { DkimKey } from './dkim';
 import { newDkimKeyPair, openPrivateKey } from './dkim-keys';
 import { checkDomain, type Lookup } from './domain-check';
@@ -108,7 +108,7 @@ async function recheck(
   }
   if ((await save(checked.domain)) === 'saved') return { domain: checked.domain, outcome: 'saved' };
   // Another account holds the name: its records are kept, it does not send.
-  const held = { ...checked.domain, status: domain.status === 'failed' ? 'failed' : 'pending' } as Domain;
+  const held: Domain = { ...checked.domain, status: domain.status === 'failed' ? 'failed' : 'pending' };
   await save(held);
   return { domain: held, outcome: 'taken' };
 }
@@ -159,7 +159,7 @@ export async function checkDueDomains(env: Bindings, now = Date.now()): Promise<
 export type DomainSigning = { key: DkimKey; status: SigningDomain['status'] };
 
 export async function signingFor(env: Bindings, accountId: string, address: string): Promise<DomainSigning | null> {
-  const name = canonicalAddress(address).split('@').pop()!;
+  const name = domainOf(address);
   const found = await signing.get(signingKey(accountId, name), () =>
     findSigningDomain(env.DB, accountId, name, Date.now()),
   );

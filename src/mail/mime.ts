@@ -175,18 +175,17 @@ function headerBlock(mail: OutgoingMail, frame: MessageFrame): string {
   return lines.join('\r\n');
 }
 
-/** The message's header fields, its top part's included, each line ending in CRLF (no blank line after). */
-export function messageHead(mail: OutgoingMail, frame: MessageFrame): string {
-  return `${headerBlock(mail, frame)}\r\n${partHeaders(structure(mail, [], frame)).join('\r\n')}\r\n`;
-}
-
-/** The message's body, what follows the blank line after the head (`contents[i]`: the i-th attachment's). */
-export function messageBody(
-  mail: OutgoingMail,
-  contents: ReadableStream<Uint8Array>[],
-  frame: MessageFrame,
-): AsyncIterable<string> {
-  return partBody(structure(mail, contents, frame));
+/**
+ * The message as `frame` writes it (`contents[i]`: the i-th attachment's opened content), its MIME tree built
+ * once: the head (every header field, its top part's included, each line ending in CRLF, no blank line after)
+ * and the body that follows the blank line.
+ */
+export function messageParts(mail: OutgoingMail, contents: ReadableStream<Uint8Array>[], frame: MessageFrame) {
+  const part = structure(mail, contents, frame);
+  return {
+    head: `${headerBlock(mail, frame)}\r\n${partHeaders(part).join('\r\n')}\r\n`,
+    body: (): AsyncIterable<string> => partBody(part),
+  };
 }
 
 /**
@@ -200,7 +199,8 @@ export async function* messageChunks(
   frame = newFrame(),
   signature?: string,
 ): AsyncIterable<string> {
-  yield `${signature ? `${signature}\r\n` : ''}${messageHead(mail, frame)}\r\n`;
-  yield* messageBody(mail, contents, frame);
+  const { head, body } = messageParts(mail, contents, frame);
+  yield `${signature ? `${signature}\r\n` : ''}${head}\r\n`;
+  yield* body();
   yield '.\r\n';
 }

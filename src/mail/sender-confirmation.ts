@@ -21,7 +21,7 @@ import { queueDeliveries } from '../webhooks/deliver';
 import type { WebhookEvent } from '../webhooks/events';
 import { recordEvents } from '../webhooks/produce';
 import { submitEmails } from './accept';
-import { canonicalAddress } from './address';
+import { domainOf } from './address';
 import { composeEmail } from './compose';
 
 const TOKEN_LIFETIME_MS = 24 * 3_600_000;
@@ -72,7 +72,7 @@ export async function addSender(
   accountId: string,
   request: { email: string; name: string | null },
 ): Promise<Sender> {
-  const domain = canonicalAddress(request.email).split('@').pop()!;
+  const domain = domainOf(request.email);
   const { sender: existing, domainStatus } = await findSendingRights(env.DB, accountId, request.email, domain);
   if (existing) throw new ApiError('INVALID_INPUT', `email: already a sender of this account (${existing.id})`);
   if (domainStatus !== null && SENDING_STATUSES.includes(domainStatus)) {
@@ -98,18 +98,22 @@ export async function resendConfirmation(env: Bindings, accountId: string, id: s
   return sender;
 }
 
+/** The stored hash of a token of ours, or null for text that cannot be one. */
+const tokenHash = (token: string) => (/^[a-z2-7]{32}$/.test(token) ? sha256Hex(token) : null);
+
 /** The pending sender a token would confirm (the page before the press), or null. */
 export async function senderOfToken(env: Bindings, token: string): Promise<Sender | null> {
-  if (!/^[a-z2-7]{32}$/.test(token)) return null;
-  return findSenderByToken(env.DB, await sha256Hex(token), Date.now());
+  const hash = await tokenHash(token);
+  return hash ? findSenderByToken(env.DB, hash, Date.now()) : null;
 }
 
 /** The press: confirms the sender of a live token once, with its sender.verified event; null otherwise. */
 export async function confirmToken(env: Bindings, token: string): Promise<Sender | null> {
-  const pending = await senderOfToken(env, token);
-  if (!pending) return null;
+  const hash = await tokenHash(token);
+  const pending = hash ? await findSenderByToken(env.DB, hash, Date.now()) : null;
+  if (!hash || !pending) return null;
   const now = Date.now();
-  const confirmed = await confirmSender(env.DB, await sha256Hex(token), now, [
+  const confirmed = await confirmSender(env.DB, hash, now, [
     deliveriesInsert(env.DB, pending.accountId, [verifiedEvent(pending)], now, 'changes() = 1'),
   ]);
   if (!confirmed) return null;

@@ -5,7 +5,7 @@ import { SENDING_STATUSES } from '../db/domains';
 import { findSender, findSendingRights, type Sender } from '../db/senders';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { canonicalAddress, type Mailbox } from './address';
+import { domainOf, type Mailbox } from './address';
 
 /** The sender a message goes out as, and the sender record it names (null: the default, or a domain address). */
 export type SendingAddress = { sender: Mailbox; senderId: string | null };
@@ -28,7 +28,7 @@ export async function sendingAddress(
     return { sender: { email: sender.email, name: sender.name }, senderId: sender.id };
   }
   if (!from) return { sender: defaultSender(env), senderId: null };
-  const domain = canonicalAddress(from.email).split('@').pop()!;
+  const domain = domainOf(from.email);
   const rights = await findSendingRights(env.DB, accountId, from.email, domain);
   const { sender } = rights;
   if (sender?.verified) return { sender: { email: sender.email, name: from.name ?? sender.name }, senderId: sender.id };

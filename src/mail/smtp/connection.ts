@@ -2,7 +2,7 @@
 // answer, the message postcode composed (mime.ts) and the server's verdict on it, as an outcome.
 import type { SmtpConfig } from '../../config';
 import { bodyHash, dkimSignature } from '../dkim';
-import { AttachmentReadFailed, type MessageFrame, messageBody, messageChunks, messageHead, newFrame } from '../mime';
+import { AttachmentReadFailed, type MessageFrame, messageChunks, messageParts, newFrame } from '../mime';
 import type { OutgoingMail, RecipientRefusal } from '../outgoing';
 import { ConnectionClosed, oneLine, type Reply } from './replies';
 import { HandshakeFailed, SmtpSession, SmtpTimeout } from './session';
@@ -77,8 +77,8 @@ async function openContents(mail: OutgoingMail): Promise<ReadableStream<Uint8Arr
 async function signatureOf(mail: OutgoingMail, frame: MessageFrame): Promise<string | SmtpFailure> {
   const contents = await openContents(mail);
   if (!Array.isArray(contents)) return contents;
-  const hash = await bodyHash(messageBody(mail, contents, frame));
-  return dkimSignature(mail.dkim!, messageHead(mail, frame), hash);
+  const { head, body } = messageParts(mail, contents, frame);
+  return dkimSignature(mail.dkim!, head, await bodyHash(body()));
 }
 
 /** One SMTP connection; send several messages over it, one at a time, then close. */

@@ -30,6 +30,10 @@ const workersProject = (name: string, include: string[]) => ({
           FILE_SERVER_URL: inject('fileServerUrl'),
           DKIM_VERIFIER_URL: inject('dkimVerifierUrl'),
           DNS_STUB_URL: inject('dnsStubUrl'),
+          FLAKY_SMTP_PORT: String(inject('flakySmtpPort')),
+          FLAKY_CONTROL_URL: inject('flakyControlUrl'),
+          FLAKY_INBOX_URL: inject('flakyInboxUrl'),
+          DOWN_SMTP_PORT: String(inject('downSmtpPort')),
           // The receiver listens on http://127.0.0.1 (production accepts only public https).
           WEBHOOK_ALLOW_INSECURE: 'true',
           ADMIN_TOKEN: 'test-admin-token',

@@ -21,10 +21,19 @@ export type SmtpConfig = {
 
 export type { Mailbox };
 
+/**
+ * A delivery route (MAIL_ROUTES): an SMTP relay, or Cloudflare Email Service through the `send_email`
+ * binding `EMAIL`. Mail tries the routes in order (src/mail/routes/).
+ */
+export type MailRoute = { name: string; kind: 'smtp'; smtp: SmtpConfig } | { name: string; kind: 'cloudflare' };
+
 /** The settings, by group. */
 export type Config = {
-  /** Null when SMTP_HOST is empty: sending routes answer 503 SMTP_NOT_CONFIGURED. */
-  smtp: SmtpConfig | null;
+  /**
+   * The delivery routes in order: MAIL_ROUTES, else one SMTP route from SMTP_HOST and the other SMTP_*
+   * variables; empty when neither is set (sending routes answer 503 SMTP_NOT_CONFIGURED).
+   */
+  routes: MailRoute[];
   /** The sender of mail that names none (MAIL_FROM). */
   sender: Mailbox;
   /** Hits per window of each rate-limit bucket (the windows are in src/middleware/rate-limit.ts). */
@@ -59,6 +68,15 @@ export type Config = {
   adminToken: string | null;
   /** Sending domains: their DKIM keys' sealing secret, the DNS resolver, and the return path's names. */
   domains: DomainsConfig;
+  /** What comes back after the relay: where feedback loops report, and how long a hard bounce suppresses. */
+  feedback: FeedbackConfig;
+};
+
+export type FeedbackConfig = {
+  /** FEEDBACK_ADDRESS: the local part (on a return path domain) mailbox providers send complaints to. */
+  feedbackLocalPart: string;
+  /** SUPPRESS_HARD_BOUNCE_DAYS: a hard bounce keeps the address suppressed this long (0: for good). */
+  hardBounceDays: number;
 };
 
 export type DomainsConfig = {
@@ -155,31 +173,112 @@ const spfDomain = z
   })
   .transform((name) => name.toLowerCase());
 
-function smtpOf(vars: {
-  SMTP_HOST?: string;
-  SMTP_PORT?: number;
-  SMTP_SECURE: SmtpSecurity;
-  SMTP_USERNAME?: string;
-  SMTP_PASSWORD?: string;
-  SMTP_EHLO_NAME?: string;
-  MAIL_FROM: Mailbox;
-}): SmtpConfig | null {
-  if (!vars.SMTP_HOST) return null;
+/** One SMTP relay's settings; EHLO names the domain of MAIL_FROM unless a name is given. */
+function smtpOf(
+  relay: {
+    host: string;
+    port?: number;
+    security: SmtpSecurity;
+    username?: string;
+    password?: string;
+    ehloName?: string;
+  },
+  sender: Mailbox,
+): SmtpConfig {
   return {
-    host: vars.SMTP_HOST,
-    port: vars.SMTP_PORT ?? DEFAULT_PORTS[vars.SMTP_SECURE],
-    security: vars.SMTP_SECURE,
-    credentials: vars.SMTP_USERNAME ? { username: vars.SMTP_USERNAME, password: vars.SMTP_PASSWORD ?? '' } : undefined,
-    ehloName: vars.SMTP_EHLO_NAME ?? vars.MAIL_FROM.email.slice(vars.MAIL_FROM.email.lastIndexOf('@') + 1),
+    host: relay.host,
+    port: relay.port ?? DEFAULT_PORTS[relay.security],
+    security: relay.security,
+    credentials: relay.username ? { username: relay.username, password: relay.password ?? '' } : undefined,
+    ehloName: relay.ehloName ?? sender.email.slice(sender.email.lastIndexOf('@') + 1),
     timeoutMs: SMTP_TIMEOUT_MS,
   };
+}
+
+const securityEnum = z.enum(securities, { error: `expected one of ${securities.join(', ')}` });
+
+/** A secret's name as wrangler takes it (MAIL_ROUTES names the secret that holds a relay's password). */
+const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/** MAIL_ROUTES: a JSON array of routes, names unique; a relay's password is read from the secret it names. */
+const routeList = z
+  .string()
+  .transform((raw, ctx): unknown => {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'expected a JSON array of routes' });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z
+      .array(
+        z.discriminatedUnion(
+          'kind',
+          [
+            z.strictObject({
+              name: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'expected a name of 1-32 letters, digits, _ or -'),
+              kind: z.literal('smtp'),
+              host: hostName,
+              port: z.number().int().min(1).max(65_535).optional(),
+              secure: securityEnum.default('starttls'),
+              username: z.string().min(1).optional(),
+              passwordSecret: z.string().regex(SECRET_NAME, 'expected the name of a secret').optional(),
+              ehloName: hostName.optional(),
+            }),
+            z.strictObject({
+              name: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'expected a name of 1-32 letters, digits, _ or -'),
+              kind: z.literal('cloudflare'),
+            }),
+          ],
+          { error: 'expected a route with kind smtp or cloudflare' },
+        ),
+      )
+      .min(1, 'expected at least one route')
+      .refine((routes) => new Set(routes.map((r) => r.name)).size === routes.length, 'route names must be unique'),
+  );
+type RouteEntry = z.output<typeof routeList>[number];
+
+function routesOf(
+  vars: {
+    MAIL_ROUTES?: RouteEntry[];
+    SMTP_HOST?: string;
+    SMTP_PORT?: number;
+    SMTP_SECURE: SmtpSecurity;
+    SMTP_USERNAME?: string;
+    SMTP_PASSWORD?: string;
+    SMTP_EHLO_NAME?: string;
+    MAIL_FROM: Mailbox;
+  },
+  secrets: Record<string, unknown>,
+): MailRoute[] {
+  if (!vars.MAIL_ROUTES) {
+    if (!vars.SMTP_HOST) return [];
+    const relay = {
+      host: vars.SMTP_HOST,
+      port: vars.SMTP_PORT,
+      security: vars.SMTP_SECURE,
+      username: vars.SMTP_USERNAME,
+      password: vars.SMTP_PASSWORD,
+      ehloName: vars.SMTP_EHLO_NAME,
+    };
+    return [{ name: 'smtp', kind: 'smtp', smtp: smtpOf(relay, vars.MAIL_FROM) }];
+  }
+  return vars.MAIL_ROUTES.map((route): MailRoute => {
+    if (route.kind === 'cloudflare') return { name: route.name, kind: 'cloudflare' };
+    const password = route.passwordSecret ? String(secrets[route.passwordSecret] ?? '') : undefined;
+    const relay = { ...route, security: route.secure, password };
+    return { name: route.name, kind: 'smtp', smtp: smtpOf(relay, vars.MAIL_FROM) };
+  });
 }
 
 const schema = z
   .object({
     SMTP_HOST: optional(z.string()),
     SMTP_PORT: optional(wholeNumber(1, 65_535)),
-    SMTP_SECURE: withDefault(z.enum(securities, { error: `expected one of ${securities.join(', ')}` }), 'starttls'),
+    MAIL_ROUTES: optional(routeList),
+    SMTP_SECURE: withDefault(securityEnum, 'starttls'),
     SMTP_USERNAME: optional(z.string()),
     SMTP_PASSWORD: z.preprocess(emptySecret, z.string().optional()),
     SMTP_EHLO_NAME: optional(hostName),
@@ -207,6 +306,32 @@ const schema = z
     RETURN_PATH_MX: optional(lowerHostName),
     SPF_INCLUDE: optional(spfDomain),
     RETURN_PATH_DOMAIN: optional(lowerHostName),
+    FEEDBACK_ADDRESS: withDefault(
+      z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'expected the local part of an address, such as fbl' }),
+      'fbl',
+    ),
+    SUPPRESS_HARD_BOUNCE_DAYS: withDefault(wholeNumber(0, 3650), 30),
+  })
+  // Other keys are kept: a route's password is the secret MAIL_ROUTES names.
+  .loose()
+  .superRefine((vars, ctx) => {
+    for (const [index, route] of (vars.MAIL_ROUTES ?? []).entries()) {
+      if (route.kind === 'cloudflare' && !(vars as Record<string, unknown>).EMAIL) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MAIL_ROUTES'],
+          message: `${route.name}: needs the send_email binding EMAIL`,
+        });
+      }
+      const secret = route.kind === 'smtp' ? route.passwordSecret : undefined;
+      if (secret && typeof (vars as Record<string, unknown>)[secret] !== 'string') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MAIL_ROUTES', index, 'passwordSecret'],
+          message: `${route.name}: the secret ${secret} is not set`,
+        });
+      }
+    }
   })
   // The return path's tokens carry a MAC keyed by DKIM_KEY_SECRET.
   .refine((vars) => !vars.RETURN_PATH_DOMAIN || vars.DKIM_KEY_SECRET, {
@@ -215,7 +340,7 @@ const schema = z
   })
   .transform(
     (vars): Config => ({
-      smtp: smtpOf(vars),
+      routes: routesOf(vars, vars),
       sender: vars.MAIL_FROM,
       limits: {
         mailPerKey: vars.RATE_MAIL_PER_KEY,
@@ -239,6 +364,10 @@ const schema = z
         returnPathMx: vars.RETURN_PATH_MX ?? null,
         spfInclude: vars.SPF_INCLUDE ?? null,
         globalReturnPath: vars.RETURN_PATH_DOMAIN ?? null,
+      },
+      feedback: {
+        feedbackLocalPart: vars.FEEDBACK_ADDRESS.toLowerCase(),
+        hardBounceDays: vars.SUPPRESS_HARD_BOUNCE_DAYS,
       },
     }),
   );
@@ -299,15 +428,11 @@ export function dkimKeySecret(env: Bindings): string {
   return secret;
 }
 
-/** The SMTP route, or null when none is configured (sending routes then answer 503). */
-export function smtpConfig(env: Bindings): SmtpConfig | null {
-  return config(env).smtp;
-}
-
-export function requireSmtp(env: Bindings): SmtpConfig {
-  const smtp = smtpConfig(env);
-  if (!smtp) throw new ApiError('SMTP_NOT_CONFIGURED', 'Outbound SMTP is not configured on this service');
-  return smtp;
+/** The delivery routes; 503 SMTP_NOT_CONFIGURED when none is configured. */
+export function requireRoutes(env: Bindings): MailRoute[] {
+  const { routes } = config(env);
+  if (routes.length === 0) throw new ApiError('SMTP_NOT_CONFIGURED', 'Outbound SMTP is not configured on this service');
+  return routes;
 }
 
 /** `MAIL_FROM` as `Name <addr>` or a bare address. */

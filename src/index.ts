@@ -3,7 +3,9 @@ import { config } from './config';
 import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { checkDueDomains } from './mail/domains';
+import { receiveMail } from './mail/inbound';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
+import { applyEmailEvents } from './queue/email-events';
 import type { MailJob } from './queue/jobs';
 import { dispatchScheduledMail, recoverOverdueMail, releaseHeldMail } from './queue/producer';
 import { deleteExpired } from './retention';
@@ -15,7 +17,13 @@ export default {
   fetch: app.fetch,
   async queue(batch, env) {
     if (batch.queue.endsWith('-dlq')) await handleDeadLetters(batch);
+    else if (batch.queue === 'postcode-email-events') await applyEmailEvents(batch as MessageBatch<unknown>, env);
     else await deliverMailBatch(batch, env);
+  },
+  // Bounces and complaints mailed to the return path domains (docs/delivery.md).
+  async email(message, env) {
+    const outcome = await receiveMail(message, env);
+    console.info('inbound mail', message.to, outcome);
   },
   // Every minute: held mail goes out if an unfreeze was interrupted; scheduled mail coming due is queued;
   // overdue mail and webhook deliveries are queued again. Sending domains due a DNS check get it. Then

@@ -3,7 +3,7 @@
 import { createMessageBatch } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { config, defaultSender, otpPepper, requireSmtp, smtpConfig } from '../src/config';
+import { config, defaultSender, otpPepper, requireRoutes } from '../src/config';
 import { ApiError } from '../src/errors';
 import worker from '../src/index';
 import { bucketRule } from '../src/middleware/rate-limit';
@@ -13,8 +13,14 @@ import { expectError, fetchWith, newAccount, uniqueAddress } from './support/api
 /** An env object with only these vars (no bindings: config reads vars and secrets only). */
 const vars = (values: Record<string, string | undefined>) => ({ ...values }) as unknown as Cloudflare.Env;
 
+/** The relay of the one SMTP route the SMTP_* variables make, or null when they make none. */
+const smtpConfig = (values: Cloudflare.Env) => {
+  const [route] = config(values).routes;
+  return route?.kind === 'smtp' ? route.smtp : null;
+};
+
 const DEFAULTS = {
-  smtp: null,
+  routes: [],
   sender: { email: 'no-reply@postcode.invalid', name: null },
   limits: {
     mailPerKey: 120,
@@ -39,6 +45,7 @@ const DEFAULTS = {
     spfInclude: null,
     globalReturnPath: null,
   },
+  feedback: { feedbackLocalPart: 'fbl', hardBounceDays: 30 },
 };
 
 const ALL_VARS = [
@@ -95,7 +102,7 @@ describe('config: unset and empty values', () => {
   it('every var empty or blank → the same defaults, never 0', () => {
     expect(config(vars(Object.fromEntries(ALL_VARS.map((name) => [name, ''] as const))))).toEqual(DEFAULTS);
     expect(config(vars(Object.fromEntries(ALL_VARS.map((name) => [name, '  '] as const))))).toMatchObject({
-      smtp: null,
+      routes: [],
       limits: DEFAULTS.limits,
       otp: { maxAttempts: 5 },
       retry: { baseSeconds: 10 },
@@ -118,12 +125,12 @@ describe('config: unset and empty values', () => {
     expect(ehloOf({ SMTP_EHLO_NAME: ' ' }).ehloName).toBe('postcode.invalid');
   });
 
-  it('SMTP is null when SMTP_HOST is empty, whatever else is set: requireSmtp answers 503 SMTP_NOT_CONFIGURED', () => {
+  it('no route when SMTP_HOST is empty, whatever else is set: requireRoutes answers 503 SMTP_NOT_CONFIGURED', () => {
     const noHost = vars({ SMTP_HOST: ' ', SMTP_PORT: '2525', SMTP_SECURE: 'tls', SMTP_USERNAME: 'user' });
     expect(smtpConfig(noHost)).toBeNull();
     let thrown: unknown;
     try {
-      requireSmtp(noHost);
+      requireRoutes(noHost);
     } catch (error) {
       thrown = error;
     }
@@ -175,14 +182,20 @@ describe('config: valid values', () => {
       }),
     );
     expect(parsed).toEqual({
-      smtp: {
-        host: 'smtp.example.com',
-        port: 2525,
-        security: 'tls',
-        credentials: { username: 'mailer', password: ' secret ' },
-        ehloName: 'mta-1.example.net',
-        timeoutMs: 15_000,
-      },
+      routes: [
+        {
+          name: 'smtp',
+          kind: 'smtp',
+          smtp: {
+            host: 'smtp.example.com',
+            port: 2525,
+            security: 'tls',
+            credentials: { username: 'mailer', password: ' secret ' },
+            ehloName: 'mta-1.example.net',
+            timeoutMs: 15_000,
+          },
+        },
+      ],
       sender: { email: 'mail@example.com', name: 'Example Mail' },
       limits: {
         mailPerKey: 1,
@@ -207,6 +220,7 @@ describe('config: valid values', () => {
         spfInclude: '_spf.relay.example',
         globalReturnPath: 'bounces.postcode.example',
       },
+      feedback: { feedbackLocalPart: 'fbl', hardBounceDays: 30 },
     });
   });
 
@@ -228,7 +242,8 @@ describe('config: valid values', () => {
   });
 
   it("the test worker's own env parses", () => {
-    expect(config(env)).toMatchObject({ smtp: { host: '127.0.0.1', security: 'none' }, retry: { baseSeconds: 0 } });
+    expect(smtpConfig(env)).toMatchObject({ host: '127.0.0.1', security: 'none' });
+    expect(config(env).retry).toMatchObject({ baseSeconds: 0 });
   });
 });
 

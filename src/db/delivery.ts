@@ -4,8 +4,9 @@ import { nowIso } from '../ids';
 import type { AttemptResult, Recipient } from '../mail/outcome';
 import type { WebhookEvent } from '../webhooks/events';
 import { eventsInsert } from './email-events';
-import { type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
+import { EMAIL_STATUS_SQL, type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
 import { SCHEDULE_DISPATCH_SECONDS } from './outbox';
+import { SUPPRESSION_CONFLICT, SUPPRESSION_UPSERT, suppressedNow } from './suppressions';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 /** A message may arrive a little before the time its row is due (clocks, queue delays); never a scheduled one's. */
@@ -62,10 +63,10 @@ export async function claimForDelivery(
       .prepare(
         `SELECT r.email_id, r.position, r.address, r.canonical, r.status, r.reply, s.email IS NOT NULL AS suppressed
          FROM email_recipients r JOIN emails e ON e.id = r.email_id AND e.lease_owner = ?2
-           LEFT JOIN suppressions s ON s.account_id = e.account_id AND s.email = r.canonical
+           LEFT JOIN suppressions s ON s.account_id = e.account_id AND s.email = r.canonical AND ${suppressedNow('?3')}
          WHERE r.email_id IN (SELECT value FROM json_each(?1)) ORDER BY r.email_id, r.position`,
       )
-      .bind(idList, owner),
+      .bind(idList, owner, now),
   ]);
   type ClaimRow = EmailRow & {
     held: number;
@@ -134,7 +135,13 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
   const now = new Date();
   const at = now.getTime();
   const ownsRow = `EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED')`;
-  const changed = result.recipients.map((r) => ({ position: r.position, status: r.status, reply: r.reply }));
+  const changed = result.recipients.map((r) => ({
+    position: r.position,
+    status: r.status,
+    reply: r.reply,
+    route: r.route ?? null,
+    providerId: r.providerId ?? null,
+  }));
   const results = await db.batch([
     deliveriesInsert(
       db,
@@ -146,9 +153,12 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
     ),
     db
       .prepare(
-        `UPDATE email_recipients AS r SET status = json_extract(j.value, '$.status'), reply = json_extract(j.value, '$.reply')
+        `UPDATE email_recipients AS r SET status = json_extract(j.value, '$.status'),
+           reply = json_extract(j.value, '$.reply'), route = json_extract(j.value, '$.route'),
+           provider_id = json_extract(j.value, '$.providerId')
          FROM json_each(?3) AS j
-         WHERE r.email_id = ?1 AND r.position = json_extract(j.value, '$.position') AND ${ownsRow}`,
+         WHERE r.email_id = ?1 AND r.position = json_extract(j.value, '$.position') AND r.status = 'QUEUED'
+           AND ${ownsRow}`,
       )
       .bind(email.id, owner, JSON.stringify(changed)),
     eventsInsert(db, email.id, result.events, at, ownsRow, owner),
@@ -157,9 +167,8 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
       ? [
           db
             .prepare(
-              `INSERT INTO suppressions (account_id, email, reason, source, created_at)
-               SELECT ?3, j.value, ?4, 'bounce', ?5 FROM json_each(?6) AS j WHERE ${ownsRow}
-               ON CONFLICT (account_id, email) DO NOTHING`,
+              `${SUPPRESSION_UPSERT} SELECT ?3, j.value, 'rcpt_rejected', ?4, ?1, NULL, 'bounce', ?5
+               FROM json_each(?6) AS j WHERE ${ownsRow} ${SUPPRESSION_CONFLICT}`,
             )
             .bind(email.id, owner, email.accountId, result.reply, nowIso(now), JSON.stringify(result.suppress)),
         ]
@@ -173,7 +182,8 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
         ]),
     db
       .prepare(
-        `UPDATE emails SET status = ?3, last_reply = COALESCE(?4, last_reply), attempts = attempts + ?5,
+        `UPDATE emails SET status = CASE ?3 WHEN 'QUEUED' THEN 'QUEUED' ELSE ${EMAIL_STATUS_SQL} END,
+           last_reply = COALESCE(?4, last_reply), attempts = attempts + ?5,
            updated_at = ?6, lease_until = NULL, lease_owner = NULL, due_at = ?7,
            sent_at = CASE WHEN ?3 = 'SENT' THEN COALESCE(sent_at, ?6) ELSE sent_at END
          WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED'`,

@@ -4,7 +4,7 @@ import type { EmailEvent, EmailEventType } from '../mail/outcome';
 import type { D1Reader } from './reads';
 import { isoOf } from './time';
 
-export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: string };
+export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: string; route?: string };
 
 /**
  * The statement that appends `events` to an email's timeline when `condition` holds; the condition may
@@ -20,9 +20,9 @@ export function eventsInsert(
 ): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO email_events (email_id, seq, type, at, detail)
+      `INSERT INTO email_events (email_id, seq, type, at, detail, route)
        SELECT ?1, (SELECT COALESCE(MAX(seq), 0) FROM email_events WHERE email_id = ?1) + j.key + 1,
-         json_extract(j.value, '$.type'), ?3, json_extract(j.value, '$.detail')
+         json_extract(j.value, '$.type'), ?3, json_extract(j.value, '$.detail'), json_extract(j.value, '$.route')
        FROM json_each(?4) AS j WHERE ${condition} ORDER BY j.key`,
     )
     .bind(emailId, owner, at, JSON.stringify(events));
@@ -30,10 +30,13 @@ export function eventsInsert(
 
 export async function listEmailEvents(db: D1Reader, emailId: string): Promise<StoredEmailEvent[]> {
   const rows = await db
-    .prepare('SELECT type, at, detail FROM email_events WHERE email_id = ? ORDER BY seq')
+    .prepare('SELECT type, at, detail, route FROM email_events WHERE email_id = ? ORDER BY seq')
     .bind(emailId)
-    .all<{ type: EmailEventType; at: number; detail: string | null }>();
-  return rows.results.map((r) =>
-    r.detail === null ? { type: r.type, at: isoOf(r.at) } : { type: r.type, at: isoOf(r.at), detail: r.detail },
-  );
+    .all<{ type: EmailEventType; at: number; detail: string | null; route: string | null }>();
+  return rows.results.map((r) => ({
+    type: r.type,
+    at: isoOf(r.at),
+    ...(r.detail === null ? {} : { detail: r.detail }),
+    ...(r.route === null ? {} : { route: r.route }),
+  }));
 }

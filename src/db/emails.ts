@@ -80,6 +80,18 @@ export const SELECT_EMAIL = `SELECT e.*, ${addressesOf('to')}, ${addressesOf('cc
   ) AS attachments FROM emails e`;
 
 /** An email's Message-ID: its id at the sender's domain. */
+/**
+ * The email's status from its recipients' rows (`?1` the email id), as `emailStatusOf` in src/mail/outcome.ts
+ * decides it: the statements that change a recipient after a send use it in the same transaction.
+ */
+export const EMAIL_STATUS_SQL = `(SELECT CASE
+    WHEN SUM(status = 'QUEUED') > 0 THEN 'QUEUED'
+    WHEN SUM(status IN ('DELIVERED', 'COMPLAINED')) = COUNT(*) THEN 'DELIVERED'
+    WHEN SUM(status IN ('BOUNCED', 'FAILED')) = COUNT(*) AND SUM(status = 'BOUNCED') > 0 THEN 'BOUNCED'
+    WHEN SUM(status IN ('SENT', 'DELIVERED', 'BOUNCED', 'COMPLAINED')) > 0 THEN 'SENT'
+    WHEN SUM(status = 'SUPPRESSED') = COUNT(*) THEN 'SUPPRESSED'
+    ELSE 'FAILED' END FROM email_recipients WHERE email_id = ?1)`;
+
 export const messageIdOf = (id: string, fromEmail: string) => `<${id}@${fromEmail.split('@').pop()}>`;
 
 export const toEmail = (row: EmailRow): EmailRecord => ({

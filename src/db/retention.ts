@@ -2,7 +2,7 @@
 // and deleted a bounded batch at a time. Never a QUEUED or SCHEDULED email, never a suppression.
 
 /** An email's final states. Its row changes no more once it has one, so `updated_at` is when it got there. */
-const FINAL_EMAIL = `status IN ('SENT', 'FAILED', 'CANCELED', 'SUPPRESSED')`;
+const FINAL_EMAIL = `status IN ('SENT', 'FAILED', 'CANCELED', 'SUPPRESSED', 'DELIVERED', 'BOUNCED')`;
 
 /**
  * The rows the statement before deleted, the counters' triggers left out (D1's `meta.changes` counts the

@@ -110,7 +110,14 @@ export async function listEmails(db: D1Reader, owner: EmailOwner, request: PageR
 }
 
 type Kind = 'to' | 'cc' | 'bcc';
-export type RecipientOutcome = { email: string; kind: Kind; status: RecipientStatus; reply?: string };
+export type RecipientOutcome = {
+  email: string;
+  kind: Kind;
+  status: RecipientStatus;
+  reply?: string;
+  bounceType?: 'hard' | 'soft';
+  route?: string;
+};
 
 /** One email of the owner with its recipients' outcomes and its timeline; null when not the owner's. */
 export async function findEmailDetail(db: D1Reader, owner: EmailOwner, id: string) {
@@ -119,20 +126,30 @@ export async function findEmailDetail(db: D1Reader, owner: EmailOwner, id: strin
     db.prepare(`${SELECT_EMAIL} WHERE e.id = ?1 AND e.account_id = ?2 AND e.test = ?3`).bind(id, owner.accountId, test),
     db
       .prepare(
-        `SELECT r.address, r.kind, r.status, r.reply FROM email_recipients r JOIN emails e ON e.id = r.email_id
+        `SELECT r.address, r.kind, r.status, r.reply, r.bounce_type, r.route
+         FROM email_recipients r JOIN emails e ON e.id = r.email_id
          WHERE r.email_id = ?1 AND e.account_id = ?2 AND e.test = ?3 ORDER BY r.position`,
       )
       .bind(id, owner.accountId, test),
   ]);
   const row = email!.results[0] as EmailRow | undefined;
   if (!row) return null;
-  type Row = { address: string; kind: Kind; status: RecipientStatus; reply: string | null };
+  type Row = {
+    address: string;
+    kind: Kind;
+    status: RecipientStatus;
+    reply: string | null;
+    bounce_type: 'hard' | 'soft' | null;
+    route: string | null;
+  };
   const outcomes = (recipients!.results as Row[]).map(
     (r): RecipientOutcome => ({
       email: r.address,
       kind: r.kind,
       status: r.status,
       ...(r.reply === null ? {} : { reply: r.reply }),
+      ...(r.bounce_type === null ? {} : { bounceType: r.bounce_type }),
+      ...(r.route === null ? {} : { route: r.route }),
     }),
   );
   return { email: toEmail(row), recipients: outcomes, events: await listEmailEvents(db, id) };

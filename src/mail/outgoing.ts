@@ -35,5 +35,8 @@ export type OutgoingMail = {
   envelopeFrom?: string;
 };
 
-/** A recipient the server refused at RCPT TO (the message still goes to the others). */
-export type RecipientRefusal = { email: string; reply: string; permanent: boolean };
+/**
+ * A recipient the server refused at RCPT TO (the message still goes to the others). `suppressed`: the
+ * provider refused it as on its own suppression list (the recipient is SUPPRESSED, not FAILED).
+ */
+export type RecipientRefusal = { email: string; reply: string; permanent: boolean; suppressed?: boolean };

@@ -2,7 +2,7 @@
 // address confirms, by one press on a hosted page linked from a confirmation mail (scanner-safe: opening the
 // link confirms nothing). The token is single-use, 24 h, and only its SHA-256 is stored.
 import { sha256Hex } from '../auth/crypto';
-import { config, requireSmtp } from '../config';
+import { config, requireRoutes } from '../config';
 import { SENDING_STATUSES } from '../db/domains';
 import {
   confirmSender,
@@ -80,7 +80,7 @@ export async function addSender(
     await recordEvents(env, accountId, [verifiedEvent(sender)]);
     return sender;
   }
-  requireSmtp(env);
+  requireRoutes(env);
   const { token, stored } = await newToken();
   const sender = await createSender(env.DB, accountId, request.email, request.name, stored);
   await mailConfirmation(env, sender, token);
@@ -92,7 +92,7 @@ export async function resendConfirmation(env: Bindings, accountId: string, id: s
   const sender = await findSender(env.DB, accountId, id);
   if (!sender) throw senderNotFound();
   if (sender.verified) return sender;
-  requireSmtp(env);
+  requireRoutes(env);
   const { token, stored } = await newToken();
   if (await renewConfirmToken(env.DB, accountId, id, stored)) await mailConfirmation(env, sender, token);
   return sender;

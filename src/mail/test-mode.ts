@@ -1,7 +1,7 @@
 // Test keys (`pc_test_…`): their mail runs the whole pipeline — validation, the send log, events, webhooks —
 // but never opens SMTP. Two recipients simulate what a real server could answer.
 import type { RecipientRefusal } from './outgoing';
-import type { SmtpOutcome } from './smtp/connection';
+import { outcomeOfRefusals, type SmtpOutcome } from './smtp/connection';
 
 export const TEST_RECIPIENTS = {
   /** Refused for good at RCPT TO (550): the recipient ends FAILED. */
@@ -21,7 +21,5 @@ export function simulatedOutcome(recipients: string[]): SmtpOutcome {
     const refusal = REFUSALS[email.toLowerCase()];
     return refusal ? [{ email, ...refusal }] : [];
   });
-  if (refused.length < recipients.length) return { kind: 'accepted', refused };
-  const deciding = refused.find((r) => !r.permanent) ?? refused[0]!;
-  return { kind: deciding.permanent ? 'permanent' : 'transient', reply: deciding.reply, refused };
+  return outcomeOfRefusals(recipients.length, refused);
 }

@@ -8,12 +8,28 @@ const emailData = z.object({
   to: z.array(z.string()),
   subject: z.string(),
   status: z
-    .enum(['SCHEDULED', 'QUEUED', 'SENT', 'FAILED', 'SUPPRESSED', 'CANCELED'])
+    .enum(['SCHEDULED', 'QUEUED', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'SUPPRESSED', 'CANCELED'])
     .openapi({ description: "The email's status after the fact" }),
   tags: z.array(z.object({ name: z.string(), value: z.string() })).openapi({ description: "The email's tags" }),
   test: z.boolean().openapi({ description: 'Queued with a test key: simulated, never sent over SMTP' }),
   recipient: z.string().optional().openapi({ description: 'The recipient this outcome is about' }),
   reply: z.string().optional().openapi({ description: "The SMTP server's reply (deferred, failed)" }),
+  route: z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({ description: 'The delivery route (MAIL_ROUTES name) of the outcome; null for test mail' }),
+  bounceType: z.enum(['hard', 'soft']).optional().openapi({ description: 'email.bounced: hard or soft' }),
+  diagnostic: z
+    .string()
+    .optional()
+    .openapi({ description: "After the relay: the report's words (a DSN's Diagnostic-Code, the provider's reply)" }),
+});
+const suppressionData = z.object({
+  email: z.string().openapi({ description: 'The canonical address' }),
+  reason: z.enum(['hard_bounce', 'complaint', 'rcpt_rejected', 'manual']),
+  emailId: z.string().nullable().openapi({ description: 'The email that caused it (null: added by hand)' }),
+  expiresAt: z.string().nullable().openapi({ description: 'When it stops blocking (null: never)' }),
 });
 const otpData = z.object({
   sessionId: z.string(),
@@ -36,6 +52,14 @@ const WHEN: Record<EventType | typeof TEST_EVENT, string> = {
   'email.failed': 'A recipient was refused for good (5xx), or still refused when the attempts ran out.',
   'email.suppressed': 'A recipient was skipped: it is on the suppression list.',
   'email.canceled': 'A scheduled email was canceled before its time.',
+  'email.delivered':
+    "The recipient's mail server took the message (reported after the relay: Cloudflare Email Service).",
+  'email.bounced':
+    'The message bounced for one recipient after the relay took it: hard (permanent) or soft (given up after retries).',
+  'email.complained': 'The recipient marked the message as spam (a feedback loop report).',
+  'suppression.added':
+    'An address joined the suppression list: a hard bounce, a complaint, a 5xx at RCPT TO, or added by hand.',
+  'suppression.removed': 'An address was removed from the suppression list.',
   'otp.sent': 'A one-time code was mailed (any flavour).',
   'otp.verified': 'A one-time code was verified (instant, legacy or backend).',
   'otp.locked': 'A session locked after its last wrong code.',
@@ -64,9 +88,11 @@ export function registerWebhookEvents(app: OpenAPIHono<AppEnv>) {
         ? domainData
         : type === 'sender.verified'
           ? senderData
-          : type === TEST_EVENT
-            ? z.object({ webhookId: z.string() })
-            : otpData;
+          : type.startsWith('suppression.')
+            ? suppressionData
+            : type === TEST_EVENT
+              ? z.object({ webhookId: z.string() })
+              : otpData;
     app.openAPIRegistry.registerWebhook({
       method: 'post',
       path: type,

@@ -1,7 +1,7 @@
 // Mailing one code of a session: within the request (send, resend) or from the queue (retry). Every mail
 // carries a fresh code; the code itself is never stored or logged, only its HMAC in the recipient's object.
 import { waitUntil } from 'cloudflare:workers';
-import { config, otpPepper, requireSmtp } from '../config';
+import { config, otpPepper, requireRoutes } from '../config';
 import type { OtpBranding } from '../db/otp-branding';
 import { findTemplate, type Template } from '../db/templates';
 import type { OtpRecipient } from '../durable-objects/otp-recipient';
@@ -9,8 +9,7 @@ import type { Bindings } from '../env';
 import { newLinkToken } from '../ids';
 import { senderIdentity } from '../mail/domains';
 import type { OutgoingMail } from '../mail/outgoing';
-import type { PendingConnection } from '../mail/smtp/send-once';
-import { sendOnce } from '../mail/smtp/send-once';
+import { type FirstRoute, sendOnceThroughRoutes } from '../mail/routes/send';
 import type { OtpRetryJob } from '../queue/jobs';
 import { otpEvent, recordEvents } from '../webhooks/produce';
 import { brandingOf } from './branding';
@@ -97,14 +96,10 @@ const recordSent = (env: Bindings, caller: CodeMailCaller, message: Pick<CodeMai
  * recorded after the answer. Not now (4xx, network, timeout): the queue retry mails a fresh code for the same
  * session (the code itself is not kept anywhere). Returns whether the server took it.
  */
-export async function mailCode(
-  env: Bindings,
-  caller: CodeMailCaller,
-  message: CodeMail,
-  connecting: PendingConnection,
-) {
+export async function mailCode(env: Bindings, caller: CodeMailCaller, message: CodeMail, connecting: FirstRoute) {
   const outgoing = await outgoingMail(env, caller.accountId, message);
-  const outcome = await sendOnce(requireSmtp(env), outgoing, connecting, config(env).otp.sendWaitMs);
+  const routes = requireRoutes(env);
+  const outcome = await sendOnceThroughRoutes(env, routes, outgoing, connecting, config(env).otp.sendWaitMs);
   if (outcome.kind === 'accepted') {
     // After the answer: the event is not worth the caller's wait (a crash in between loses only it).
     waitUntil(recordSent(env, caller, message).catch((error) => console.error('otp.sent not recorded', error)));
@@ -158,7 +153,7 @@ export async function retryCodeMail(
     look: await mailLookOf(env, job.accountId, job),
     link: link?.url,
   };
-  const outcome = await sendOnce(requireSmtp(env), await outgoingMail(env, job.accountId, message));
+  const outcome = await sendOnceThroughRoutes(env, requireRoutes(env), await outgoingMail(env, job.accountId, message));
   if (outcome.kind === 'accepted') await recordSent(env, job, job);
   return outcome;
 }

@@ -1,7 +1,7 @@
 // The one OTP engine behind every flavour (instant, legacy alias, backend, email verification).
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
 import { waitUntil } from 'cloudflare:workers';
-import { config, defaultSender, type Mailbox, otpPepper, requireSmtp } from '../config';
+import { config, defaultSender, type Mailbox, otpPepper, requireRoutes } from '../config';
 import { listVerifications } from '../db/otp-history';
 import { replicaReads } from '../db/reads';
 import { findTemplate } from '../db/templates';
@@ -9,8 +9,8 @@ import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { canonicalAddress } from '../mail/address';
+import { dropFirstRoute, startFirstRoute } from '../mail/routes/send';
 import { sendingAddress } from '../mail/senders';
-import { dropConnection, startConnecting } from '../mail/smtp/send-once';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../middleware/rate-limit';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/jobs';
 import { brandingOf } from './branding';
@@ -74,7 +74,7 @@ async function sendLook(env: Bindings, caller: OtpCaller, templateId: string | u
 
 /** Creates a session and mails its code within the request (OTP mail is URGENT: freeze never holds it). */
 export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSendRequest): Promise<OtpSendResult> {
-  const smtp = requireSmtp(env);
+  const routes = requireRoutes(env);
   const [from, look] = await Promise.all([
     resolveFrom(env, caller.accountId, request.from),
     sendLook(env, caller, request.templateId),
@@ -88,7 +88,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
   checkOtpMailSize({ code, expiresInSeconds: request.expiresInSeconds, link: link?.url, ...look });
   // The SMTP handshake runs while the recipient's object counts the send and stores the session; a
   // refused send closes it unused (the per-credential limit, checked before, bounds such connections).
-  const connecting = startConnecting(smtp);
+  const connecting = startFirstRoute(routes);
   // Kept only when the send named one: without it, the hosted page follows the browser's Accept-Language.
   const language = request.locale ? languageOf(request.locale) : undefined;
   const mail = {
@@ -115,11 +115,11 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
       bucketRule(env, 'otp-send-recipient'),
     )
     .catch((error: unknown) => {
-      dropConnection(connecting);
+      dropFirstRoute(connecting);
       throw error;
     });
   if (!perRecipient.allowed) {
-    dropConnection(connecting);
+    dropFirstRoute(connecting);
     throw rateLimitError(
       caller.rateLimitCode,
       perRecipient,
@@ -144,7 +144,7 @@ export async function resendOtpCode(
   caller: OtpCaller,
   request: OtpResendRequest,
 ): Promise<OtpSendResult> {
-  const smtp = requireSmtp(env);
+  const routes = requireRoutes(env);
   const notFound = () =>
     new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session, or it has expired, been used or locked');
   const object = sessionObject(env, request.sessionId);
@@ -152,15 +152,15 @@ export async function resendOtpCode(
   if (!object || !session) throw notFound();
   const code = generateCode(session.digits);
   const link = await newLink(env, caller.channel, request.sessionId);
-  const connecting = startConnecting(smtp);
+  const connecting = startFirstRoute(routes);
   const hashes = { code: await hashCode(otpPepper(env), request.sessionId, code), link: link?.hash };
   const decision = await object
     .resend(request.sessionId, caller.accountId, hashes, bucketRule(env, 'otp-send-recipient'))
     .catch((error: unknown) => {
-      dropConnection(connecting);
+      dropFirstRoute(connecting);
       throw error;
     });
-  if (!decision?.allowed) dropConnection(connecting);
+  if (!decision?.allowed) dropFirstRoute(connecting);
   if (!decision) throw notFound();
   if (!decision.allowed) {
     throw rateLimitError(

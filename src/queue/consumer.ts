@@ -25,19 +25,19 @@ function byKind(messages: readonly Message<MailJob>[]): ByKind {
  * `postcode-webhooks`, come here); each message is acked or retried on its own.
  */
 export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindings): Promise<void> {
-  const { smtp, retry: backoff, webhooks } = config(env);
+  const { routes, retry: backoff, webhooks } = config(env);
   const retry: Retry = (message) =>
     message.retry({ delaySeconds: retryDelaySeconds(message.attempts, backoff.baseSeconds) });
   const jobs = byKind(batch.messages);
   await deliverWebhooks(jobs.webhook, env, webhooks);
   await writeVerificationHistory(jobs['otp-history'], env, retry);
-  if (!smtp) {
-    // Mail waits (with backoff) until SMTP is configured; the history rows above need no SMTP.
+  if (routes.length === 0) {
+    // Mail waits (with backoff) until a route is configured; the history rows above need none.
     for (const { message } of [...jobs['otp-retry'], ...jobs.email]) retry(message);
     return;
   }
   await retryOtpMails(jobs['otp-retry'], env, retry);
-  await deliverEmails(jobs.email, env, smtp, backoff);
+  await deliverEmails(jobs.email, env, routes, backoff);
 }
 
 /** OTP mail is sent on its own connection: it is rare here (only after a failed in-request send). */
@@ -69,12 +69,19 @@ async function writeVerificationHistory(deliveries: Delivery<VerificationHistory
 /**
  * Messages whose queue retries ran out. An email or a webhook delivery is not decided here: its row counts
  * its own attempts and fails itself after the last one, and a row still waiting is queued again by the
- * sweep. An OTP mail just expires; a verification's history row is reported as lost.
+ * sweep. An OTP mail just expires; a verification's history row is reported as lost, and so is an email
+ * event that never found its send.
  */
 export async function handleDeadLetters(batch: MessageBatch<MailJob>): Promise<void> {
   for (const message of batch.messages) {
     const job = message.body;
     if (job.kind === 'otp-history') console.error('verification history lost after retries', job.entry.sessionId);
+    if (batch.queue === 'postcode-email-events-dlq') {
+      console.warn(
+        'email event dropped after its retries: no recorded send names it',
+        JSON.stringify(job).slice(0, 300),
+      );
+    }
     message.ack();
   }
 }

@@ -1,6 +1,6 @@
-// Email jobs: a batch of queued emails delivered over one SMTP connection, each recorded as soon as the
-// server has answered it.
-import type { Config, SmtpConfig } from '../config';
+// Email jobs: a batch of queued emails delivered through the delivery routes (one SMTP connection per relay
+// for the batch), each recorded as soon as a route has answered it.
+import type { Config, MailRoute } from '../config';
 import { claimForDelivery, type DeliveryClaim, holdEmail, recordAttempt } from '../db/delivery';
 import type { EmailRecord } from '../db/emails';
 import { getSettings } from '../db/settings';
@@ -10,7 +10,8 @@ import { readBody } from '../mail/bodies';
 import { senderIdentity } from '../mail/domains';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import type { OutgoingMail } from '../mail/outgoing';
-import { classifySmtpError, SmtpConnection, type SmtpOutcome } from '../mail/smtp/connection';
+import { BatchRoutes, type RouteOutcome } from '../mail/routes/send';
+import { classifySmtpError } from '../mail/smtp/connection';
 import { simulatedOutcome } from '../mail/test-mode';
 import { queueDeliveries } from '../webhooks/deliver';
 import { emailAttemptEvents } from '../webhooks/produce';
@@ -48,49 +49,19 @@ async function toOutgoingMail(email: EmailRecord, waiting: Recipient[], env: Bin
   };
 }
 
-/** What a real server would answer, for mail queued with a test key (no SMTP is opened). */
-async function attempt(
-  email: EmailRecord,
-  waiting: Recipient[],
-  open: () => Promise<SmtpConnection>,
-  env: Bindings,
-): Promise<SmtpOutcome> {
-  if (email.test) return simulatedOutcome(waiting.map((r) => r.address));
-  const mail = await toOutgoingMail(email, waiting, env);
-  return (await open()).send(mail);
+/** Through the routes; for mail queued with a test key, what a real server would answer (nothing is sent). */
+async function attempt(email: EmailRecord, waiting: Recipient[], routes: BatchRoutes, env: Bindings) {
+  if (email.test) return { ...simulatedOutcome(waiting.map((r) => r.address)), route: null, failovers: [] };
+  return routes.send(await toOutgoingMail(email, waiting, env));
 }
 
 type Settle = { result: AttemptResult; attempted: boolean };
 type Claimed = Extract<DeliveryClaim, { kind: 'claimed' }>;
 
-/**
- * The batch's SMTP connection: opened for the first mail that needs one, dropped after a transient failure
- * or a session out of step (the next mail opens a new one), closed when the batch is done.
- */
-class BatchConnection {
-  private connection: SmtpConnection | null = null;
-
-  constructor(private readonly smtp: SmtpConfig) {}
-
-  open = async (): Promise<SmtpConnection> => {
-    this.connection ??= await SmtpConnection.open(this.smtp);
-    return this.connection;
-  };
-
-  async after(outcome: SmtpOutcome): Promise<void> {
-    if (this.connection && (outcome.kind === 'transient' || !this.connection.usable)) await this.close();
-  }
-
-  async close(): Promise<void> {
-    await this.connection?.close();
-    this.connection = null;
-  }
-}
-
 /** One claimed email's attempt: the suppressed recipients skipped, the rest sent (or simulated for test keys). */
 async function attemptClaimed(
   claim: Claimed,
-  connection: BatchConnection,
+  routes: BatchRoutes,
   env: Bindings,
   retry: Config['retry'],
 ): Promise<Settle> {
@@ -98,13 +69,13 @@ async function attemptClaimed(
   const skipped = skipSuppressed(claim.recipients, claim.suppressed);
   const waiting = skipped.recipients.filter((r) => r.status === 'QUEUED');
   if (waiting.length === 0) return { result: skipped, attempted: false };
-  let outcome: SmtpOutcome;
+  let outcome: RouteOutcome;
   try {
-    outcome = await attempt(email, waiting, connection.open, env);
+    outcome = await attempt(email, waiting, routes, env);
   } catch (error) {
-    outcome = classifySmtpError(error);
+    // The message could not be put together (its body gone from R2: a 554 it names).
+    outcome = { ...classifySmtpError(error), route: null, failovers: [] };
   }
-  await connection.after(outcome);
   const result = settleAttempt(skipped.recipients, outcome, email.attempts + 1 >= retry.maxAttempts);
   // A test bounce does not put the address on the account's suppression list.
   const suppress = email.test ? [] : result.suppress;
@@ -154,15 +125,15 @@ async function recordOutcome(
 }
 
 /**
- * Delivers the email jobs of a batch over one SMTP connection. The batch starts with two D1 round trips
- * (settings, claims) and records each message in one more, started right after the server's answer and
+ * Delivers the email jobs of a batch through the routes. The batch starts with two D1 round trips
+ * (settings, claims) and records each message in one more, started right after the route's answer and
  * running while the next message is sent; the message is then acked or retried on its own. A transient
- * failure drops the connection (its state is unknown).
+ * failure drops that relay's connection (its state is unknown).
  */
 export async function deliverEmails(
   deliveries: Delivery<EmailJob>[],
   env: Bindings,
-  smtp: SmtpConfig,
+  mailRoutes: MailRoute[],
   retry: Config['retry'],
 ): Promise<void> {
   if (deliveries.length === 0) return;
@@ -174,7 +145,7 @@ export async function deliverEmails(
       DELIVERY_LEASE_SECONDS,
     ),
   ]);
-  const connection = new BatchConnection(smtp);
+  const routes = new BatchRoutes(env, mailRoutes);
   const inThisBatch = new Set<string>();
   let leaseRenewedAt = Date.now();
   // The previous message's outcome being written while the next one is sent (at most one at a time).
@@ -202,7 +173,7 @@ export async function deliverEmails(
         message.ack();
         continue;
       }
-      const settle = await attemptClaimed(claim, connection, env, retry);
+      const settle = await attemptClaimed(claim, routes, env, retry);
       const renewLease = Date.now() - leaseRenewedAt >= LEASE_RENEWAL_MS;
       if (renewLease) leaseRenewedAt = Date.now();
       const lease = { owner, renewSeconds: renewLease ? DELIVERY_LEASE_SECONDS : null };
@@ -211,6 +182,6 @@ export async function deliverEmails(
     }
   } finally {
     await recording;
-    await connection.close();
+    await routes.close();
   }
 }

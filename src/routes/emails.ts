@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ApiKeyCredential } from '../auth/credential';
 import { mailApi } from '../auth/guards';
-import { requireSmtp } from '../config';
+import { requireRoutes } from '../config';
 import { cancelScheduled, reschedule, type ScheduleChange } from '../db/schedule';
 import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
@@ -167,7 +167,7 @@ function unchanged(
 
 export const emailRoutes = router()
   .openapi(queueEmail, async (c) => {
-    requireSmtp(c.env);
+    requireRoutes(c.env);
     const [email] = await acceptEmails(c.env, senderOf(c), [c.req.valid('json')], {
       countTowardsAllowance: true,
       jsonBody: c.var.jsonBody,
@@ -175,7 +175,7 @@ export const emailRoutes = router()
     return ok(c, queuedView(email!));
   })
   .openapi(queueBatch, async (c) => {
-    requireSmtp(c.env);
+    requireRoutes(c.env);
     const { emails: requests } = c.req.valid('json');
     // The route's limit counted the request as one email; the rest of the batch counts too.
     await countHits(c, 'mail', requests.length - 1);

@@ -1,7 +1,9 @@
-// The suppression list (per account): addresses queued mail (routes 1, 3, 4) skips. A permanent refusal
-// adds an address; these routes list, add and remove them. OTP mail is never blocked by it.
+// The suppression list (per account): addresses queued mail (routes 1, 3, 4) skips while their entry lasts.
+// A 5xx at RCPT TO, a hard bounce or a complaint adds an address; these routes list, add and remove them.
+// OTP mail is never blocked by it.
 import { mailApi } from '../auth/guards';
-import { addSuppression, listSuppressions, removeSuppression } from '../db/suppressions';
+import { addSuppression, listSuppressions, removeSuppression, type Suppression } from '../db/suppressions';
+import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { canonicalAddress } from '../mail/address';
 import { linkTo } from '../openapi/document';
@@ -13,12 +15,15 @@ import {
   suppressionParam,
   suppressionResponse,
 } from '../schemas/suppressions';
+import { recordEvents, suppressionEvent } from '../webhooks/produce';
 import { json, ok, route, router } from './route';
 
 const SUPPRESSION = {
   email: 'ada@example.com',
-  reason: '550 5.1.1 Mailbox unavailable',
-  source: 'bounce' as const,
+  reason: 'hard_bounce' as const,
+  note: '550 5.1.1 <ada@example.com>: Recipient address rejected: User unknown',
+  emailId: 'em_7xq3kd2mf5rbw8ncz4ptj6vhae',
+  expiresAt: '2026-12-21T22:45:01.000Z',
   createdAt: '2026-11-21T22:45:01.000Z',
 };
 
@@ -44,16 +49,17 @@ const add = route({
   path: '/api/v1/suppressions',
   tag: 'Suppressions',
   summary: 'Suppress an address',
-  description: 'Adding an address that is listed already keeps it listed (as `manual`, with the new reason if given).',
+  description:
+    'Adds an address as `manual`, with an optional note and expiry; an address listed already is listed as this entry from then on. `suppression.added` goes out when the address was not suppressed before.',
   guard: mailApi,
   limit: { bucket: 'read' },
   body: addSuppressionBody,
-  bodyExample: { email: 'ada@example.com', reason: 'asked us to stop' },
+  bodyExample: { email: 'ada@example.com', note: 'asked us to stop' },
   success: {
     status: 201,
     content: json(suppressionResponse, {
       success: true,
-      data: { ...SUPPRESSION, reason: 'asked us to stop', source: 'manual' },
+      data: { ...SUPPRESSION, reason: 'manual', note: 'asked us to stop', emailId: null, expiresAt: null },
     }),
     links: {
       removeSuppression: linkTo('delete', '/api/v1/suppressions/{email}', {
@@ -68,7 +74,8 @@ const remove = route({
   path: '/api/v1/suppressions/{email}',
   tag: 'Suppressions',
   summary: 'Remove an address from the list',
-  description: 'Any spelling of the mailbox removes it. Mail queued afterwards reaches it again.',
+  description:
+    'Any spelling of the mailbox removes it. Mail queued afterwards reaches it again; `suppression.removed` goes out.',
   guard: mailApi,
   limit: { bucket: 'read' },
   params: suppressionParam,
@@ -86,14 +93,31 @@ export const suppressionRoutes = router()
     return ok(c, pageData('suppressions', page, request));
   })
   .openapi(add, async (c) => {
-    const { email, reason } = c.req.valid('json');
-    const entry = await addSuppression(c.env.DB, c.var.credential.accountId, canonicalAddress(email), reason ?? null);
-    return ok(c, entry, 201);
+    const { email, note, expiresAt } = c.req.valid('json');
+    const { accountId } = c.var.credential;
+    const { suppression, added } = await addSuppression(c.env.DB, accountId, {
+      email: canonicalAddress(email),
+      note: note ?? null,
+      expiresAt: expiresAt ? Date.parse(expiresAt) : null,
+    });
+    if (added) await announce(c.env, accountId, 'suppression.added', suppression);
+    return ok(c, suppression, 201);
   })
   .openapi(remove, async (c) => {
     const email = canonicalAddress(c.req.valid('param').email);
-    if (!(await removeSuppression(c.env.DB, c.var.credential.accountId, email))) {
-      throw new ApiError('SUPPRESSION_NOT_FOUND', 'email: not on the suppression list of this account');
-    }
+    const { accountId } = c.var.credential;
+    const removed = await removeSuppression(c.env.DB, accountId, email);
+    if (!removed) throw new ApiError('SUPPRESSION_NOT_FOUND', 'email: not on the suppression list of this account');
+    await announce(c.env, accountId, 'suppression.removed', removed);
     return ok(c, { email, deleted: true as const });
   });
+
+function announce(
+  env: Bindings,
+  accountId: string,
+  type: 'suppression.added' | 'suppression.removed',
+  entry: Suppression,
+) {
+  const { email, reason, emailId, expiresAt } = entry;
+  return recordEvents(env, accountId, [suppressionEvent(type, { email, reason, emailId, expiresAt })]);
+}

@@ -1,5 +1,5 @@
 import { mailApi } from '../auth/guards';
-import { requireSmtp } from '../config';
+import { requireRoutes } from '../config';
 import { findAccount } from '../db/accounts';
 import { readOwnWrite, replicaReads } from '../db/reads';
 import {
@@ -177,7 +177,7 @@ const remove = route({
 
 export const templateRoutes = router()
   .openapi(sendWithTemplate, async (c) => {
-    requireSmtp(c.env);
+    requireRoutes(c.env);
     const [email] = await acceptEmails(c.env, senderOf(c), [c.req.valid('json')], {
       countTowardsAllowance: false,
       jsonBody: c.var.jsonBody,
@@ -185,7 +185,7 @@ export const templateRoutes = router()
     return ok(c, { ...queuedView(email!), templateId: email!.templateId! });
   })
   .openapi(sendTest, async (c) => {
-    requireSmtp(c.env);
+    requireRoutes(c.env);
     const body = c.req.valid('json');
     const accountId = c.var.credential.accountId;
     const account = await findAccount(c.env.DB, accountId);

@@ -75,11 +75,13 @@ export const rescheduledResponse = envelope(
 );
 export const canceledResponse = envelope(z.object({ id: z.string(), status: z.literal('CANCELED') }));
 
-/** QUEUED while a recipient waits; SENT when at least one recipient got it; SUPPRESSED when all were skipped. */
-export const emailStatus = z.enum(['SCHEDULED', 'QUEUED', 'SENT', 'FAILED', 'SUPPRESSED', 'CANCELED']).openapi({
-  description:
-    'SCHEDULED until its time (CANCELED if called off before); QUEUED while a recipient waits; then SENT when the server accepted it for at least one recipient, SUPPRESSED when every recipient was on the suppression list, else FAILED',
-});
+/** The rule is src/mail/outcome.ts's (docs/decisions.md). */
+export const emailStatus = z
+  .enum(['SCHEDULED', 'QUEUED', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'SUPPRESSED', 'CANCELED'])
+  .openapi({
+    description:
+      'SCHEDULED until its time (CANCELED if called off before); QUEUED while a recipient waits; then SENT when a route accepted it for at least one recipient, SUPPRESSED when every recipient was on the suppression list, else FAILED. After the relay, SENT becomes DELIVERED when every recipient was delivered, BOUNCED when every recipient bounced or failed and at least one bounced',
+  });
 
 const TAG_FILTER = /^[A-Za-z0-9_-]{1,256}:[A-Za-z0-9_-]{1,256}$/;
 
@@ -107,8 +109,13 @@ export const emailIdParam = z.object({ emailId: resourceId });
 const recipientOutcome = z.object({
   email: z.string(),
   kind: z.enum(['to', 'cc', 'bcc']),
-  status: z.enum(['QUEUED', 'SENT', 'FAILED', 'SUPPRESSED', 'CANCELED']),
-  reply: z.string().optional().openapi({ description: "The server's reply to this recipient, when it refused" }),
+  status: z.enum(['QUEUED', 'SENT', 'DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SUPPRESSED', 'CANCELED']),
+  reply: z
+    .string()
+    .optional()
+    .openapi({ description: "The server's reply when it refused this recipient, or a bounce's diagnostic" }),
+  bounceType: z.enum(['hard', 'soft']).optional().openapi({ description: 'BOUNCED: hard or soft' }),
+  route: z.string().optional().openapi({ description: 'The delivery route (MAIL_ROUTES name) that took it' }),
 });
 
 const emailEvent = z.object({
@@ -124,9 +131,14 @@ const emailEvent = z.object({
     'failed',
     'suppressed',
     'recovered',
+    'rerouted',
+    'delivered',
+    'bounced',
+    'complained',
   ]),
   at: z.string(),
   detail: z.string().optional(),
+  route: z.string().optional().openapi({ description: 'The delivery route it happened on' }),
 });
 
 export const emailDetailResponse = envelope(

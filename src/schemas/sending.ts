@@ -18,19 +18,23 @@ const ISO_TIME =
 const isCalendarDay = (value: string) =>
   new Date(`${value.slice(0, 10)}T00:00:00Z`).getUTCDate() === Number(value.slice(8, 10));
 
-export const scheduledAt = z
+/** An ISO 8601 time with a zone, in the future, as ISO in UTC. */
+export const futureTime = z
   .string()
   .regex(ISO_TIME, 'expected an ISO 8601 time with a time zone, e.g. 2026-12-01T09:00:00Z')
   .refine(isCalendarDay, 'expected a day its month has')
   .transform((value) => new Date(value).toISOString())
-  .refine((iso) => Date.parse(iso) > Date.now(), 'must be in the future')
+  .refine((iso) => Date.parse(iso) > Date.now(), 'must be in the future');
+
+export const futureTimeDoc = { format: 'date-time', pattern: ISO_TIME.source } as const;
+
+export const scheduledAt = futureTime
   .refine(
     (iso) => Date.parse(iso) <= Date.now() + MAX_SCHEDULE_DAYS * 86_400_000,
     `must be at most ${MAX_SCHEDULE_DAYS} days ahead`,
   )
   .openapi({
-    format: 'date-time',
-    pattern: ISO_TIME.source,
+    ...futureTimeDoc,
     description: `When to send: ISO 8601 with a time zone, in the future and at most ${MAX_SCHEDULE_DAYS} days ahead (400 otherwise); the email is SCHEDULED until then`,
   });
 

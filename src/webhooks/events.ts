@@ -8,6 +8,9 @@ export const EVENT_TYPES = [
   'email.failed',
   'email.suppressed',
   'email.canceled',
+  'email.delivered',
+  'email.bounced',
+  'email.complained',
   'otp.sent',
   'otp.verified',
   'otp.locked',
@@ -15,14 +18,16 @@ export const EVENT_TYPES = [
   'domain.verified',
   'domain.failed',
   'sender.verified',
+  'suppression.added',
+  'suppression.removed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** What `POST /api/v1/webhooks/{webhookId}/test` sends; nobody subscribes to it. */
 export const TEST_EVENT = 'webhook.test' as const;
 
-/** Mail's events (`email.*`, `domain.*`, `sender.*`) need a key with `mail_api`; OTP's need `server_otp`. */
+/** Mail's events (`email.*`, `domain.*`, `sender.*`, `suppression.*`) need `mail_api`; OTP's need `server_otp`. */
 export const scopeOfEvent = (type: EventType): Scope =>
-  /^(email|domain|sender)\./.test(type) ? 'mail_api' : 'server_otp';
+  /^(email|domain|sender|suppression)\./.test(type) ? 'mail_api' : 'server_otp';
 
 export type EmailEventData = {
   emailId: string;
@@ -34,14 +39,27 @@ export type EmailEventData = {
   test: boolean;
   recipient?: string;
   reply?: string;
+  /** The delivery route of the outcome (null for test mail, which no route carries). */
+  route?: string | null;
+  /** email.bounced: hard or soft. */
+  bounceType?: 'hard' | 'soft';
+  /** email.delivered, email.bounced, email.complained, email.deferred after the relay: the report's words. */
+  diagnostic?: string;
 };
 export type OtpEventData = { sessionId: string; email: string; channel: string };
 export type DomainEventData = { domainId: string; name: string; status: string };
 export type SenderEventData = { senderId: string; email: string; status: string };
+export type SuppressionEventData = {
+  email: string;
+  reason: string;
+  emailId: string | null;
+  expiresAt: string | null;
+};
 
 /** One event before it is stored: the payload is `{ type, createdAt, data }` (never a code, hash or key). */
 export type WebhookEvent =
   | { type: Extract<EventType, `email.${string}`>; data: EmailEventData }
   | { type: Extract<EventType, `domain.${string}`>; data: DomainEventData }
   | { type: 'sender.verified'; data: SenderEventData }
+  | { type: Extract<EventType, `suppression.${string}`>; data: SuppressionEventData }
   | { type: Extract<EventType, `otp.${string}` | `email_verification.${string}`>; data: OtpEventData };

@@ -7,7 +7,7 @@ import { IsolateCache } from '../isolate-cache';
 import type { AttemptResult, Recipient } from '../mail/outcome';
 import type { OtpChannel } from '../otp/session';
 import { queueDeliveries } from './deliver';
-import type { EmailEventData, WebhookEvent } from './events';
+import type { EmailEventData, EventType, SuppressionEventData, WebhookEvent } from './events';
 
 type EmailFacts = Pick<EmailRecord, 'id' | 'toAddresses' | 'subject' | 'tags' | 'test'>;
 
@@ -37,25 +37,61 @@ const EVENT_OF_STATUS = {
   FAILED: 'email.failed',
   SUPPRESSED: 'email.suppressed',
   CANCELED: 'email.canceled',
+  DELIVERED: 'email.delivered',
+  BOUNCED: 'email.bounced',
+  COMPLAINED: 'email.complained',
 } as const;
+
+export const suppressionEvent = (
+  type: 'suppression.added' | 'suppression.removed',
+  data: SuppressionEventData,
+): WebhookEvent => ({ type, data });
 
 /**
  * One event per recipient whose outcome this attempt decided (sent, failed, suppressed), and one
- * `email.deferred` per recipient refused for now; `status` is the email's status after the attempt.
+ * `email.deferred` per recipient refused for now; `status` is the email's status after the attempt. A
+ * recipient refused for good at RCPT TO joins the suppression list: `suppression.added` (never for test mail).
  */
 export function emailAttemptEvents(email: EmailRecord, before: Recipient[], result: AttemptResult): WebhookEvent[] {
   const events: WebhookEvent[] = [];
   result.recipients.forEach((after, index) => {
     const previous = before[index];
     if (previous?.status !== 'QUEUED') return;
-    const extra = { recipient: after.address, ...(after.reply ? { reply: after.reply } : {}) };
+    const extra = {
+      recipient: after.address,
+      ...(after.reply ? { reply: after.reply } : {}),
+      ...(after.route === undefined ? {} : { route: after.route }),
+    };
     if (after.status === 'QUEUED') {
       if (after.reply) events.push({ type: 'email.deferred', data: emailData(email, result.status, extra) });
       return;
     }
     events.push({ type: EVENT_OF_STATUS[after.status], data: emailData(email, result.status, extra) });
   });
+  if (!email.test) {
+    for (const canonical of result.suppress) {
+      const data = { email: canonical, reason: 'rcpt_rejected', emailId: email.id, expiresAt: null };
+      events.push(suppressionEvent('suppression.added', data));
+    }
+  }
   return events;
+}
+
+/** The webhook events of a report after the relay: the recipient's, and a suppression it adds. */
+export function deliveryReportEvents(
+  email: EmailRecord,
+  type: Extract<EventType, `email.${string}`>,
+  status: string,
+  report: { recipient: string; route: string | null; bounceType: 'hard' | 'soft' | null; diagnostic: string | null },
+  suppression: SuppressionEventData | null,
+): WebhookEvent[] {
+  const data = emailData(email, status, {
+    recipient: report.recipient,
+    route: report.route,
+    ...(report.bounceType ? { bounceType: report.bounceType } : {}),
+    ...(report.diagnostic ? { diagnostic: report.diagnostic } : {}),
+  });
+  return [{ type, data }, ...(suppression ? [suppressionEvent('suppression.added', suppression)] : [])];
 }
 
 export const otpEvent = (

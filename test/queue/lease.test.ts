@@ -31,9 +31,11 @@ async function batchOfThree() {
 
 async function recordFirst(ids: string[], renewLeaseSeconds: number | null) {
   const email = (await findEmail(env.DB, ids[0]!))!;
+  const [to] = email.toAddresses;
+  const sent = { position: 0, address: to!, canonical: to!, status: 'SENT' as const, reply: null };
   await recordAttempt(env.DB, {
     email,
-    result: { recipients: [], status: 'SENT', reply: null, suppress: [], events: [] },
+    result: { recipients: [sent], status: 'SENT', reply: null, suppress: [], events: [] },
     attempted: true,
     retryAt: null,
     owner: OWNER,

@@ -27,9 +27,9 @@ describe('per-recipient outcomes', () => {
     const email = await detail(mailKey, id);
     expect(email.status).toBe('SENT');
     expect(email.recipients).toEqual([
-      { email: good[0], kind: 'to', status: 'SENT' },
-      { email: refused, kind: 'to', status: 'FAILED', reply: expect.stringMatching(/^550/) },
-      { email: good[1], kind: 'to', status: 'SENT' },
+      { email: good[0], kind: 'to', status: 'SENT', route: 'smtp' },
+      { email: refused, kind: 'to', status: 'FAILED', reply: expect.stringMatching(/^550/), route: 'smtp' },
+      { email: good[1], kind: 'to', status: 'SENT', route: 'smtp' },
     ]);
     expect(email.events.map((e) => e.type)).toEqual(['queued', 'sent', 'failed']);
     expect(email.events[2]!.detail).toContain(refused);
@@ -38,8 +38,10 @@ describe('per-recipient outcomes', () => {
     expect(list.json.data.suppressions).toEqual([
       {
         email: refused.toLowerCase(),
-        reason: expect.stringMatching(/^550/),
-        source: 'bounce',
+        reason: 'rcpt_rejected',
+        note: expect.stringMatching(/^550/),
+        emailId: id,
+        expiresAt: null,
         createdAt: expect.any(String),
       },
     ]);
@@ -86,8 +88,8 @@ describe('per-recipient outcomes', () => {
     let email = await detail(mailKey, id);
     expect(email.status).toBe('QUEUED');
     expect(email.recipients).toEqual([
-      { email: now, kind: 'to', status: 'SENT' },
-      { email: later, kind: 'to', status: 'QUEUED', reply: expect.stringMatching(/^451/) },
+      { email: now, kind: 'to', status: 'SENT', route: 'smtp' },
+      { email: later, kind: 'to', status: 'QUEUED', reply: expect.stringMatching(/^451/), route: 'smtp' },
     ]);
     expect(email.events.map((e) => e.type)).toEqual(['queued', 'sent', 'deferred']);
 

@@ -1,7 +1,9 @@
 // The suppression list routes: GET/POST /api/v1/suppressions, DELETE /api/v1/suppressions/{email}.
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, expectError, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
 import type { QueuedEmail, Suppression, SuppressionList } from '../support/responses';
+import { newWebhook, waitForEvents } from '../support/webhooks';
 
 const add = (mailKey: string, body: object) =>
   call<Suppression>('POST', '/api/v1/suppressions', { token: mailKey, body });
@@ -12,12 +14,14 @@ describe('POST /api/v1/suppressions', () => {
   it('adds the canonical address; mail queued to it afterwards is SUPPRESSED', async () => {
     const { mailKey } = await newAccount();
     const local = `Mixed.${crypto.randomUUID().slice(0, 8)}`;
-    const res = await add(mailKey, { email: `"${local}"@Example.COM`, reason: 'asked us to stop' });
+    const res = await add(mailKey, { email: `"${local}"@Example.COM`, note: 'asked us to stop' });
     expect(res.status).toBe(201);
     expect(res.json.data).toEqual({
       email: `${local.toLowerCase()}@example.com`,
-      reason: 'asked us to stop',
-      source: 'manual',
+      reason: 'manual',
+      note: 'asked us to stop',
+      emailId: null,
+      expiresAt: null,
       createdAt: expect.any(String),
     });
     const queued = await call<QueuedEmail>('POST', '/api/v1/emails', {
@@ -27,23 +31,60 @@ describe('POST /api/v1/suppressions', () => {
     await waitForStatus(mailKey, queued.json.data.id, 'SUPPRESSED');
   });
 
-  it('adding a listed address again keeps one entry', async () => {
+  it('adding a listed address again keeps one entry, as the new one', async () => {
     const { mailKey } = await newAccount();
     const email = uniqueAddress('again');
     await add(mailKey, { email });
-    const again = await add(mailKey, { email, reason: 'second' });
+    const again = await add(mailKey, { email, reason: 'manual', note: 'second' });
     expect(again.status).toBe(201);
-    expect(again.json.data.reason).toBe('second');
+    expect(again.json.data).toMatchObject({ reason: 'manual', note: 'second' });
     expect((await list(mailKey)).json.data.total).toBe(1);
   });
 
-  it('400 INVALID_INPUT for a missing or invalid address, an unknown field or a reason with a line break', async () => {
+  it('an entry with expiresAt blocks until then; once expired it blocks nothing, though still listed', async () => {
+    const { mailKey, accountId } = await newAccount();
+    const to = uniqueAddress('expiring');
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await add(mailKey, { email: to, expiresAt });
+    expect(res.json.data).toMatchObject({ reason: 'manual', expiresAt });
+    const queue = async () =>
+      (await call<QueuedEmail>('POST', '/api/v1/emails', { token: mailKey, body: { to, subject: 's', text: 'x' } }))
+        .json.data.id;
+    await waitForStatus(mailKey, await queue(), 'SUPPRESSED');
+    // Its time has come (no job runs for that): the next mail goes out.
+    await env.DB.prepare('UPDATE suppressions SET expires_at = ? WHERE account_id = ? AND email = ?')
+      .bind(Date.now() - 1, accountId, to)
+      .run();
+    await waitForStatus(mailKey, await queue(), 'SENT');
+    expect((await list(mailKey)).json.data.suppressions[0]!.email).toBe(to);
+  });
+
+  it('suppression.added for a new entry (not for one already listed); suppression.removed on delete', async () => {
+    const { mailKey } = await newAccount();
+    const { key } = await newWebhook(mailKey, ['suppression.added', 'suppression.removed']);
+    const email = uniqueAddress('hooked');
+    await add(mailKey, { email, note: 'by hand' });
+    await add(mailKey, { email, note: 'again' });
+    await call('DELETE', `/api/v1/suppressions/${encodeURIComponent(email)}`, { token: mailKey });
+    const events = await waitForEvents(key, ['suppression.added', 'suppression.removed']);
+    expect(events.map((e) => e.payload.type).sort()).toEqual(['suppression.added', 'suppression.removed']);
+    for (const event of events) {
+      expect(event.signatureValid).toBe(true);
+      expect(event.payload.data).toEqual({ email, reason: 'manual', emailId: null, expiresAt: null });
+    }
+  });
+
+  it('400 INVALID_INPUT for a missing or invalid address, an unknown field, a note with a line break, a reason other than manual, an expiry in the past', async () => {
     const { mailKey } = await newAccount();
     for (const body of [
       {},
       { email: 'nope' },
       { email: uniqueAddress(), extra: 1 },
-      { email: uniqueAddress(), reason: 'a\nb' },
+      { email: uniqueAddress(), note: 'a\nb' },
+      { email: uniqueAddress(), reason: 'asked us to stop' },
+      { email: uniqueAddress(), reason: 'hard_bounce' },
+      { email: uniqueAddress(), expiresAt: '2020-01-01T00:00:00Z' },
+      { email: uniqueAddress(), expiresAt: 'tomorrow' },
     ]) {
       expectError(await add(mailKey, body), 400, 'INVALID_INPUT');
     }

@@ -56,7 +56,14 @@ export type EmailDetail = {
   recipients: { email: string; kind: 'to' | 'cc' | 'bcc'; status: string; reply?: string }[];
   events: { type: string; at: string; detail?: string }[];
 };
-export type Suppression = { email: string; reason: string | null; source: 'bounce' | 'manual'; createdAt: string };
+export type Suppression = {
+  email: string;
+  reason: 'hard_bounce' | 'complaint' | 'rcpt_rejected' | 'manual';
+  note: string | null;
+  emailId: string | null;
+  expiresAt: string | null;
+  createdAt: string;
+};
 export type SuppressionList = { suppressions: Suppression[]; total: number; page: number; totalPages: number };
 export type TemplateSummary = { id: string; name: string; subject: string; updatedAt: string };
 export type TemplateList = { page: number; limit: number; total: number; items: TemplateSummary[] };

@@ -24,7 +24,14 @@ export async function subscribeToEmails(accountId: string) {
     .run();
 }
 
-const EVENT_OF = { SENT: 'sent', FAILED: 'failed', SUPPRESSED: 'suppressed', CANCELED: 'canceled' } as const;
+const EVENT_OF = {
+  SENT: 'sent',
+  FAILED: 'failed',
+  SUPPRESSED: 'suppressed',
+  CANCELED: 'canceled',
+  DELIVERED: 'delivered',
+  BOUNCED: 'bounced',
+} as const;
 
 const finalEvent = (emailId: string, status: keyof typeof EVENT_OF): WebhookEvent => ({
   type: `email.${EVENT_OF[status]}`,

@@ -13,13 +13,29 @@ import { estimatedSize } from './size';
  * permanent: a 5xx reply. transient: 4xx, network fault or timeout; the message may be retried (a
  * timeout after the final "." can mean the server took it, which is why every email keeps one
  * Message-ID). `refused` lists the recipients refused at RCPT TO before the outcome (empty if none).
+ * `routeFault`: the route failed, not the message (refused, reset or silent connection, a failed
+ * handshake or TLS, 421, a 4xx to MAIL FROM): the same attempt may go on through the next route.
  */
 export type SmtpOutcome =
   | { kind: 'accepted'; refused?: RecipientRefusal[] }
   | { kind: 'permanent'; reply: string; refused?: RecipientRefusal[] }
-  | { kind: 'transient'; reply: string; refused?: RecipientRefusal[] };
+  | { kind: 'transient'; reply: string; refused?: RecipientRefusal[]; routeFault?: boolean };
 
 export type SmtpFailure = Exclude<SmtpOutcome, { kind: 'accepted' }>;
+
+/** `routeFault: true` where it holds, nothing otherwise (an outcome names only a fault it has). */
+const routeFaultIf = (fault: boolean) => (fault ? { routeFault: true } : {});
+
+/**
+ * The outcome of a message some of whose `total` recipients were refused: accepted for the rest, else the
+ * refusals decide (a transient one first: the message may still reach that recipient later).
+ */
+export function outcomeOfRefusals(total: number, refused: RecipientRefusal[]): SmtpOutcome {
+  if (refused.length < total) return { kind: 'accepted', refused };
+  const deciding = refused.find((r) => !r.permanent) ?? refused[0]!;
+  if (deciding.permanent) return { kind: 'permanent', reply: deciding.reply, refused };
+  return { kind: 'transient', reply: deciding.reply, refused, ...routeFaultIf(deciding.reply.startsWith('421')) };
+}
 
 /**
  * Sending a message with attachments may take longer than one SMTP exchange (10 MB over a slow relay); the
@@ -37,11 +53,14 @@ const WRITE_SIZE = 64 * 1024;
 export function classifySmtpError(error: unknown): SmtpFailure {
   const message = error instanceof Error ? error.message : String(error);
   const reply = oneLine(message);
-  if (error instanceof SmtpTimeout || error instanceof HandshakeFailed || error instanceof AttachmentReadFailed) {
-    return { kind: 'transient', reply };
+  if (error instanceof AttachmentReadFailed) return { kind: 'transient', reply };
+  if (error instanceof SmtpTimeout || error instanceof HandshakeFailed) {
+    return { kind: 'transient', reply, routeFault: true };
   }
   const code = message.match(/(?:^|\s)([245]\d\d)(?:[ -]|$)/m)?.[1];
-  return { kind: code?.startsWith('5') ? 'permanent' : 'transient', reply };
+  if (code?.startsWith('5')) return { kind: 'permanent', reply };
+  // A reply code other than 421 is the server's word on the message; no code: the network failed.
+  return { kind: 'transient', reply, ...routeFaultIf(code === undefined || code === '421') };
 }
 
 /**
@@ -50,11 +69,16 @@ export function classifySmtpError(error: unknown): SmtpFailure {
  */
 const isPermanent = (reply: Reply) => reply.code >= 500 && reply.code !== 530;
 
-const failure = (reply: Reply, refused: RecipientRefusal[], what = ''): SmtpFailure => ({
-  kind: isPermanent(reply) ? 'permanent' : 'transient',
-  reply: oneLine(`${what}${reply.text}`),
-  refused,
-});
+/** A refused step; `beforeRecipients`: MAIL FROM, whose 4xx is the route's fault like a 421 anywhere. */
+const failure = (reply: Reply, refused: RecipientRefusal[], what = '', beforeRecipients = false): SmtpFailure =>
+  isPermanent(reply)
+    ? { kind: 'permanent', reply: oneLine(`${what}${reply.text}`), refused }
+    : {
+        kind: 'transient',
+        reply: oneLine(`${what}${reply.text}`),
+        refused,
+        ...routeFaultIf(beforeRecipients || reply.code === 421),
+      };
 
 /** Each attachment's content opened for one writing of the message, or the failure of one that is gone. */
 async function openContents(mail: OutgoingMail): Promise<ReadableStream<Uint8Array>[] | SmtpFailure> {
@@ -107,7 +131,12 @@ export class SmtpConnection {
 
   async send(mail: OutgoingMail): Promise<SmtpOutcome> {
     if (!this.usable)
-      return { kind: 'transient', reply: 'the SMTP connection was closed after a failure', refused: [] };
+      return {
+        kind: 'transient',
+        reply: 'the SMTP connection was closed after a failure',
+        refused: [],
+        routeFault: true,
+      };
     const frame = newFrame();
     let signature: string | undefined;
     if (mail.dkim) {
@@ -151,8 +180,9 @@ export class SmtpConnection {
       const reply = `552 5.3.4 the message (about ${size} bytes) is larger than the server takes (SIZE ${capabilities.size})`;
       return { kind: 'permanent', reply, refused: [] };
     }
-    // Bounces are not asked for (DSN): the envelope sender is not a mailbox postcode reads.
-    const notify = capabilities.dsn ? ' NOTIFY=NEVER' : '';
+    // Bounces are asked for (DSN) only when they come back to postcode's return path; otherwise the
+    // envelope sender is the From address, whose owner did not ask for postcode's bounces.
+    const notify = capabilities.dsn ? (mail.envelopeFrom ? ' NOTIFY=FAILURE,DELAY' : ' NOTIFY=NEVER') : '';
     const commands = [
       `MAIL FROM:<${mail.envelopeFrom ?? mail.from.email}>${size !== null ? ` SIZE=${size}` : ''}`,
       ...recipients.map((email) => `RCPT TO:<${email}>${notify}`),
@@ -165,7 +195,7 @@ export class SmtpConnection {
       // After a refused MAIL FROM, the RCPT replies (503, bad sequence) say nothing about the recipients.
       if (dataReply?.code === 354) await this.endEmptyMessage();
       await this.reset();
-      return failure(mailReply!, [], `${commands[0]} refused: `);
+      return failure(mailReply!, [], `${commands[0]} refused: `, true);
     }
     const refused = rest
       .slice(0, recipients.length)
@@ -179,9 +209,7 @@ export class SmtpConnection {
       // A server may answer a pipelined DATA with 354 although nothing can be delivered: end it empty.
       if (dataReply?.code === 354) await this.endEmptyMessage();
       await this.reset();
-      // A transient refusal decides: the message may still reach that recipient later.
-      const deciding = refused.find((r) => !r.permanent) ?? refused[0]!;
-      return { kind: deciding.permanent ? 'permanent' : 'transient', reply: deciding.reply, refused };
+      return outcomeOfRefusals(recipients.length, refused);
     }
     if (dataReply?.code !== 354) {
       await this.reset();

@@ -13,11 +13,6 @@ export function startConnecting(config: SmtpConfig): PendingConnection {
   return SmtpConnection.open(config).catch(classifySmtpError);
 }
 
-/** Closes a connection that will carry no mail (the request failed before its mail was ready). */
-export function dropConnection(pending: PendingConnection): void {
-  waitUntil(pending.then((connection) => (connection instanceof SmtpConnection ? connection.close() : undefined)));
-}
-
 /**
  * Sends one message over a new (or already opening) connection. Connection failures come back as
  * outcomes too. QUIT runs after the caller has its outcome: the server has already taken the mail.
@@ -27,7 +22,7 @@ export function dropConnection(pending: PendingConnection): void {
 export async function sendOnce(
   config: SmtpConfig,
   mail: OutgoingMail,
-  pending = startConnecting(config),
+  pending: PendingConnection = startConnecting(config),
   waitMs = config.timeoutMs,
 ): Promise<SmtpOutcome> {
   const exchange = (async (): Promise<SmtpOutcome> => {
@@ -43,7 +38,11 @@ export async function sendOnce(
   const late = new Promise<SmtpOutcome>((resolve) => {
     timer = setTimeout(() => {
       waitUntil(pending.then((connection) => (connection instanceof SmtpConnection ? connection.abort() : undefined)));
-      resolve({ kind: 'transient', reply: `timeout after ${waitMs} ms while waiting for the SMTP server` });
+      resolve({
+        kind: 'transient',
+        reply: `timeout after ${waitMs} ms while waiting for the SMTP server`,
+        routeFault: true,
+      });
     }, waitMs);
   });
   try {

@@ -38,10 +38,10 @@ describe('GET /api/v1/emails/{emailId}', () => {
       createdAt: expect.any(String),
       sentAt: expect.any(String),
       attempts: 1,
-      recipients: [{ email: to, kind: 'to', status: 'SENT' }],
+      recipients: [{ email: to, kind: 'to', status: 'SENT', route: 'smtp' }],
       events: [
         { type: 'queued', at: expect.any(String) },
-        { type: 'sent', at: expect.any(String), detail: to },
+        { type: 'sent', at: expect.any(String), detail: to, route: 'smtp' },
       ],
     });
     expect(Date.parse(res.json.data.sentAt!)).toBeGreaterThanOrEqual(Date.parse(res.json.data.createdAt));

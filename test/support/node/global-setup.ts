@@ -2,6 +2,7 @@ import type { TestProject } from 'vitest/node';
 import { startDkimVerifier } from './dkim-verifier';
 import { startDnsStub } from './dns-stub';
 import { startFileServer } from './file-server';
+import { startFlakyRelay } from './flaky-relay';
 import { startMaildev } from './maildev';
 import { startLenientServer, startSilentServer, startSmtpSink } from './smtp-sink';
 import { testCertificate } from './test-ca';
@@ -28,6 +29,10 @@ declare module 'vitest' {
     fileServerUrl: string;
     dkimVerifierUrl: string;
     dnsStubUrl: string;
+    flakySmtpPort: number;
+    flakyControlUrl: string;
+    flakyInboxUrl: string;
+    downSmtpPort: number;
   }
 }
 
@@ -70,7 +75,13 @@ export default async function setup(project: TestProject) {
   project.provide('dkimVerifierUrl', dkim.url);
   const dns = await startDnsStub();
   project.provide('dnsStubUrl', dns.url);
+  const flaky = await startFlakyRelay();
+  project.provide('flakySmtpPort', flaky.port);
+  project.provide('flakyControlUrl', flaky.controlUrl);
+  project.provide('flakyInboxUrl', flaky.inboxUrl);
+  project.provide('downSmtpPort', flaky.downPort);
   return async () => {
+    await flaky.close();
     await sink.close();
     await silent.close();
     await lockstep.close();

@@ -1,0 +1,170 @@
+// One mail through the delivery routes in order (MAIL_ROUTES): a route that fails as a route (refused, reset,
+// silent, TLS, 421, a 4xx to MAIL FROM) counts against its breaker and the same attempt goes on to the next
+// one. A recipient a route refused for good (5xx) is not offered to the next: that answer is final everywhere.
+import { waitUntil } from 'cloudflare:workers';
+import type { MailRoute } from '../../config';
+import type { Bindings } from '../../env';
+import type { OutgoingMail, RecipientRefusal } from '../outgoing';
+import { classifySmtpError, outcomeOfRefusals, SmtpConnection, type SmtpOutcome } from '../smtp/connection';
+import { type PendingConnection, sendOnce, startConnecting } from '../smtp/send-once';
+import { breakerState, mayUse, routeFailed, routeSucceeded } from './breaker';
+import { type CloudflareOutcome, sendThroughCloudflare } from './cloudflare';
+
+/** A route that failed as a route during the attempt, and what it said. */
+export type Failover = { route: string; reply: string };
+
+/**
+ * What the routes made of one mail: the outcome of the route that answered (`route`; null when none could be
+ * tried), the provider's message id per recipient where it names one, and the routes failed over on the way.
+ */
+export type RouteOutcome = SmtpOutcome & {
+  route: string | null;
+  providerIds?: Record<string, string>;
+  failovers: Failover[];
+};
+
+/** The breaker's key: a route's name and, for a relay, where it points (another configuration, another route). */
+export const routeKey = (route: MailRoute) =>
+  route.kind === 'smtp' ? `${route.name}@${route.smtp.host}:${route.smtp.port}` : route.name;
+
+type Attempt = (route: MailRoute, mail: OutgoingMail, last: boolean) => Promise<CloudflareOutcome>;
+
+const isRouteFault = (outcome: SmtpOutcome) => outcome.kind === 'transient' && outcome.routeFault === true;
+
+async function throughRoutes(routes: MailRoute[], mail: OutgoingMail, attempt: Attempt): Promise<RouteOutcome> {
+  const envelope = mail.envelopeTo ?? mail.to;
+  const failovers: Failover[] = [];
+  const refusedForGood: RecipientRefusal[] = [];
+  let lastFault: SmtpOutcome | null = null;
+  for (const [index, route] of routes.entries()) {
+    if (!mayUse(routeKey(route))) continue;
+    const final = new Set(refusedForGood.map((r) => r.email));
+    const waiting = envelope.filter((address) => !final.has(address));
+    if (waiting.length === 0) break;
+    const outcome = await attempt(route, { ...mail, envelopeTo: waiting }, index === routes.length - 1).catch(
+      classifySmtpError,
+    );
+    if (!isRouteFault(outcome)) {
+      routeSucceeded(routeKey(route));
+      const refused = [...refusedForGood, ...(outcome.refused ?? [])];
+      const merged = refusedForGood.length === 0 ? outcome : { ...outcome, refused };
+      return { ...merged, route: route.name, failovers };
+    }
+    routeFailed(routeKey(route));
+    refusedForGood.push(...(outcome.refused ?? []).filter((r) => r.permanent));
+    failovers.push({ route: route.name, reply: (outcome as { reply: string }).reply });
+    lastFault = outcome;
+  }
+  if (refusedForGood.length === envelope.length) {
+    return { ...outcomeOfRefusals(envelope.length, refusedForGood), route: failovers.at(-1)?.route ?? null, failovers };
+  }
+  if (lastFault) {
+    const waitingRefusals = (lastFault.refused ?? []).filter((r) => !r.permanent);
+    return {
+      ...lastFault,
+      refused: [...refusedForGood, ...waitingRefusals],
+      route: failovers.at(-1)!.route,
+      failovers,
+    };
+  }
+  const reply = 'every delivery route is failing (its circuit breaker is open): retried later';
+  return { kind: 'transient', reply, refused: [], routeFault: true, route: null, failovers };
+}
+
+/**
+ * The routes of a queue batch: each SMTP route's connection opened for the first mail that needs it, dropped
+ * after a transient failure or a session out of step, closed when the batch is done.
+ */
+export class BatchRoutes {
+  private readonly connections = new Map<string, SmtpConnection>();
+
+  constructor(
+    private readonly env: Bindings,
+    private readonly routes: MailRoute[],
+  ) {}
+
+  send(mail: OutgoingMail): Promise<RouteOutcome> {
+    return throughRoutes(this.routes, mail, (route, each) => this.attempt(route, each));
+  }
+
+  private async attempt(route: MailRoute, mail: OutgoingMail): Promise<CloudflareOutcome> {
+    if (route.kind === 'cloudflare') return sendThroughCloudflare(this.env.EMAIL, mail);
+    let connection = this.connections.get(route.name);
+    if (!connection) {
+      connection = await SmtpConnection.open(route.smtp);
+      this.connections.set(route.name, connection);
+    }
+    const outcome = await connection.send(mail);
+    if (outcome.kind === 'transient' || !connection.usable) {
+      this.connections.delete(route.name);
+      await connection.close();
+    }
+    return outcome;
+  }
+
+  async close(): Promise<void> {
+    const open = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(open.map((connection) => connection.close()));
+  }
+}
+
+/** A connection being opened to the route a one-off send will try first (see `startFirstRoute`). */
+export type FirstRoute = { name: string; pending: PendingConnection } | null;
+
+/**
+ * Starts opening a connection to the first route that is not failing, so the handshake overlaps the rest of
+ * the request; null when that route is not an SMTP relay (or none is usable now).
+ */
+export function startFirstRoute(routes: MailRoute[]): FirstRoute {
+  const first = routes.find((route) => breakerState(routeKey(route)) === 'closed');
+  return first?.kind === 'smtp' ? { name: first.name, pending: startConnecting(first.smtp) } : null;
+}
+
+/** Closes a connection that will carry no mail (the request failed before its mail was ready). */
+export function dropFirstRoute(first: FirstRoute): void {
+  if (!first) return;
+  waitUntil(first.pending.then((c) => (c instanceof SmtpConnection ? c.close() : undefined)));
+}
+
+async function bounded(send: Promise<CloudflareOutcome>, ms: number): Promise<CloudflareOutcome> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<CloudflareOutcome>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: 'transient', reply: `timeout after ${ms} ms`, routeFault: true }), ms);
+  });
+  try {
+    return await Promise.race([send, late]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+/**
+ * One mail over connections of its own (OTP code mail). With `waitMs`, the whole send is bounded: a route
+ * that is not the last gets half of the time left, so a silent first route leaves time for the next.
+ * Without it, each route gets its own timeout.
+ */
+export function sendOnceThroughRoutes(
+  env: Bindings,
+  routes: MailRoute[],
+  mail: OutgoingMail,
+  first: FirstRoute = null,
+  waitMs?: number,
+): Promise<RouteOutcome> {
+  const deadline = waitMs === undefined ? null : Date.now() + waitMs;
+  let firstTaken = false;
+  return throughRoutes(routes, mail, (route, each, last) => {
+    const left = deadline === null ? null : Math.max(deadline - Date.now(), 1);
+    const budget = left === null ? null : last ? left : Math.ceil(left / 2);
+    if (route.kind === 'cloudflare') {
+      const send = sendThroughCloudflare(env.EMAIL, each);
+      return budget === null ? send : bounded(send, budget);
+    }
+    const takesFirst = !firstTaken && first?.name === route.name;
+    if (takesFirst) firstTaken = true;
+    return sendOnce(route.smtp, each, takesFirst ? first!.pending : undefined, budget ?? route.smtp.timeoutMs);
+  }).finally(() => {
+    // A connection opened for a route the send never reached is closed unused.
+    if (!firstTaken) dropFirstRoute(first);
+  });
+}

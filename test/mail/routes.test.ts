@@ -1,0 +1,275 @@
+// Delivery routes (MAIL_ROUTES): failover between two real relays, the circuit breaker, a 5xx that is final on
+// every route, an OTP send that fails over inside its wait, and Cloudflare Email Service through the binding
+// as `wrangler dev` simulates it (recorded on its way in).
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { findEmail } from '../../src/db/emails';
+import { HALF_OPEN_AFTER_MS, resetBreakers } from '../../src/mail/routes/breaker';
+import { call, codeFromInbox, inbox, newAccount, postWith, uniqueAddress } from '../support/api';
+import { runBatch, storedEmail } from '../support/delivery';
+import type { EmailDetail } from '../support/responses';
+
+type Mode = 'ok' | 'reset' | '421' | 'silent';
+const relay = async (mode: Mode) => {
+  await fetch(`${env.FLAKY_CONTROL_URL}/mode?m=${mode}`, { method: 'POST' });
+};
+const relayStats = async () => (await (await fetch(`${env.FLAKY_CONTROL_URL}/stats`)).json()) as Record<Mode, number>;
+
+const smtp = (name: string, port: string, more: object = {}) => ({
+  name,
+  kind: 'smtp',
+  host: '127.0.0.1',
+  port: Number(port),
+  secure: 'none',
+  ...more,
+});
+const withRoutes = (routes: object[], more: Partial<Cloudflare.Env> = {}): Cloudflare.Env => ({
+  ...env,
+  MAIL_ROUTES: JSON.stringify(routes),
+  ...more,
+});
+
+const detail = async (accountId: string, id: string) => {
+  const email = await findEmail(env.DB, id);
+  expect(email?.accountId).toBe(accountId);
+  return env.DB.prepare(
+    'SELECT address, status, route, provider_id FROM email_recipients WHERE email_id = ? ORDER BY position',
+  )
+    .bind(id)
+    .all<{ address: string; status: string; route: string | null; provider_id: string | null }>()
+    .then((r) => r.results);
+};
+
+afterEach(async () => {
+  vi.useRealTimers();
+  resetBreakers();
+  await relay('ok');
+});
+
+describe('failover between SMTP routes', () => {
+  it.each([
+    ['answers 421', '421'],
+    ['resets the connection', 'reset'],
+  ] as const)(
+    'the first route %s: the mail goes through the second at once, the timeline says why',
+    async (_, mode) => {
+      await relay(mode);
+      const { accountId, mailKey } = await newAccount();
+      const to = uniqueAddress('failover');
+      const id = await storedEmail(accountId, to);
+      const bindings = withRoutes([smtp('primary', env.FLAKY_SMTP_PORT), smtp('backup', env.SMTP_PORT)]);
+      const result = await runBatch([id], 1, 'postcode-mail', bindings);
+      expect(result.explicitAcks).toHaveLength(1);
+      expect(await inbox(to)).toHaveLength(1);
+      expect(await inbox(to, env.FLAKY_INBOX_URL)).toHaveLength(0);
+      expect(await detail(accountId, id)).toEqual([
+        { address: to, status: 'SENT', route: 'backup', provider_id: null },
+      ]);
+      const res = await call<EmailDetail>('GET', `/api/v1/emails/${id}`, { token: mailKey });
+      expect(res.json.data.recipients).toEqual([{ email: to, kind: 'to', status: 'SENT', route: 'backup' }]);
+      const rerouted = res.json.data.events.find((e) => e.type === 'rerouted');
+      expect(rerouted).toMatchObject({ route: 'primary', detail: expect.any(String) });
+      if (mode === '421') expect(rerouted!.detail).toMatch(/421/);
+    },
+  );
+
+  it('a refused connection (nothing listens) fails over too', async () => {
+    const { accountId } = await newAccount();
+    const to = uniqueAddress('refused');
+    const id = await storedEmail(accountId, to);
+    await runBatch([id], 1, 'postcode-mail', withRoutes([smtp('down', env.DOWN_SMTP_PORT), smtp('up', env.SMTP_PORT)]));
+    expect(await detail(accountId, id)).toMatchObject([{ status: 'SENT', route: 'up' }]);
+    expect(await inbox(to)).toHaveLength(1);
+  });
+
+  it('the breaker opens after 3 failures in a row (the route is skipped), half-opens after 30 s, closes on success', async () => {
+    await relay('reset');
+    const { accountId } = await newAccount();
+    const bindings = withRoutes([smtp('flapping', env.FLAKY_SMTP_PORT), smtp('steady', env.SMTP_PORT)]);
+    const send = async () => {
+      const to = uniqueAddress('breaker');
+      const id = await storedEmail(accountId, to);
+      await runBatch([id], 1, 'postcode-mail', bindings);
+      return { to, id, route: (await detail(accountId, id))[0]!.route };
+    };
+    for (let i = 0; i < 3; i++) expect((await send()).route).toBe('steady');
+    expect((await relayStats()).reset).toBe(3);
+    // Open: the fourth mail does not try the failing route at all.
+    expect((await send()).route).toBe('steady');
+    expect((await relayStats()).reset).toBe(3);
+    // 30 s later one mail probes it: still failing → open again, no second probe right after.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + HALF_OPEN_AFTER_MS + 1_000);
+    expect((await send()).route).toBe('steady');
+    expect((await relayStats()).reset).toBe(4);
+    expect((await send()).route).toBe('steady');
+    expect((await relayStats()).reset).toBe(4);
+    // Healed: the next probe goes through it and the route is used again.
+    await relay('ok');
+    vi.setSystemTime(Date.now() + HALF_OPEN_AFTER_MS + 1_000);
+    const probe = await send();
+    expect(probe.route).toBe('flapping');
+    expect(await inbox(probe.to, env.FLAKY_INBOX_URL)).toHaveLength(1);
+    expect((await send()).route).toBe('flapping');
+  });
+
+  it('a 550 on the first route is final: not offered to the second', async () => {
+    const { accountId } = await newAccount();
+    const refused = uniqueAddress('reject550');
+    const good = uniqueAddress('good');
+    const id = await storedEmail(accountId, [refused, good]);
+    await runBatch(
+      [id],
+      1,
+      'postcode-mail',
+      withRoutes([smtp('first', env.FLAKY_SMTP_PORT), smtp('second', env.SMTP_PORT)]),
+    );
+    expect(await detail(accountId, id)).toMatchObject([
+      { address: refused, status: 'FAILED', route: 'first' },
+      { address: good, status: 'SENT', route: 'first' },
+    ]);
+    expect(await inbox(good, env.FLAKY_INBOX_URL)).toHaveLength(1);
+    expect(await inbox(refused)).toHaveLength(0);
+    expect(await inbox(good)).toHaveLength(0);
+  });
+
+  it('every route failing: the email waits for its retry (transient), with each route in the timeline', async () => {
+    await relay('421');
+    const { accountId } = await newAccount();
+    const id = await storedEmail(accountId, uniqueAddress('nowhere'));
+    const bindings = withRoutes([smtp('a', env.FLAKY_SMTP_PORT), smtp('b', env.DOWN_SMTP_PORT)]);
+    const result = await runBatch([id], 1, 'postcode-mail', bindings);
+    expect(result.retryMessages).toHaveLength(1);
+    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 1 });
+  });
+});
+
+describe('an OTP send fails over inside its bounded wait', () => {
+  it('a silent first relay: the code still goes out through the second within OTP_SEND_WAIT_MS', async () => {
+    const { serverKey } = await newAccount();
+    const email = uniqueAddress('otp-failover');
+    const vars = { MAIL_ROUTES: JSON.stringify([smtp('silent', env.SILENT_SMTP_PORT), smtp('main', env.SMTP_PORT)]) };
+    const started = Date.now();
+    const res = await postWith<{ sent: boolean }>(vars, '/api/v1/backend-otp/send', serverKey, { email });
+    expect(res.status).toBe(200);
+    expect(res.json.data.sent).toBe(true);
+    expect(Date.now() - started).toBeLessThan(3_500);
+    expect(await codeFromInbox(email)).toMatch(/^\d{6}$/);
+  });
+});
+
+/** The simulated binding, with what reached it recorded; `refuse` throws a binding error for a call. */
+function recordingBinding(refuse: (builder: EmailMessageBuilder) => string | null = () => null) {
+  const calls: EmailMessageBuilder[] = [];
+  const binding = {
+    async send(builder: EmailMessageBuilder) {
+      calls.push(builder);
+      const code = refuse(builder);
+      if (code) throw Object.assign(new Error(`refused (${code})`), { code });
+      return env.EMAIL.send(builder);
+    },
+  } as SendEmail;
+  return { calls, binding };
+}
+
+const everyone = (b: EmailMessageBuilder) => [b.to, b.cc, b.bcc].flat().filter(Boolean) as string[];
+
+describe('the cloudflare route (send_email binding EMAIL)', () => {
+  it('maps the composed email onto the binding: from, to/cc/bcc, replyTo, bodies, attachments, the headers it takes', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const [to, cc, bcc] = [uniqueAddress('cf-to'), uniqueAddress('cf-cc'), uniqueAddress('cf-bcc')];
+    await env.ATTACHMENTS.put('cf-test/receipt.txt', 'receipt body');
+    const id = await storedEmail(accountId, to, {
+      ccAddresses: [cc],
+      bccAddresses: [bcc],
+      replyTo: ['support@postcode.dev'],
+      html: '<p>hi</p>',
+      text: 'hi',
+      headers: { 'X-Campaign': 'fall', 'List-Unsubscribe': '<https://postcode.dev/u>', 'Thread-Topic': 'no' },
+      attachments: [
+        { filename: 'receipt.txt', contentType: 'text/plain', contentId: null, size: 12, key: 'cf-test/receipt.txt' },
+      ],
+    });
+    const { calls, binding } = recordingBinding();
+    await runBatch([id], 1, 'postcode-mail', withRoutes([{ name: 'cf', kind: 'cloudflare' }], { EMAIL: binding }));
+    expect(calls).toEqual([
+      {
+        from: { email: 'no-reply@postcode.dev', name: 'postcode' },
+        to: [to],
+        cc: [cc],
+        bcc: [bcc],
+        replyTo: 'support@postcode.dev',
+        subject: `Subject ${id}`,
+        html: '<p>hi</p>',
+        text: 'hi',
+        headers: { 'X-Campaign': 'fall', 'List-Unsubscribe': '<https://postcode.dev/u>' },
+        attachments: [
+          { disposition: 'attachment', filename: 'receipt.txt', type: 'text/plain', content: btoa('receipt body') },
+        ],
+      },
+    ]);
+    const rows = await detail(accountId, id);
+    expect(rows.map((r) => [r.status, r.route])).toEqual([
+      ['SENT', 'cf'],
+      ['SENT', 'cf'],
+      ['SENT', 'cf'],
+    ]);
+    // The binding's message id, kept per recipient to match its events.
+    expect(new Set(rows.map((r) => r.provider_id)).size).toBe(1);
+    expect(rows[0]!.provider_id).toMatch(/^<.+@postcode\.dev>$/);
+    const res = await call<EmailDetail>('GET', `/api/v1/emails/${id}`, { token: mailKey });
+    expect(res.json.data.status).toBe('SENT');
+  });
+
+  it('more than 50 recipients: several calls of at most 50, each recipient with its call’s message id', async () => {
+    const { accountId } = await newAccount();
+    const to = Array.from({ length: 60 }, (_, i) => uniqueAddress(`many${i}`));
+    const id = await storedEmail(accountId, to);
+    const { calls, binding } = recordingBinding();
+    await runBatch([id], 1, 'postcode-mail', withRoutes([{ name: 'cf', kind: 'cloudflare' }], { EMAIL: binding }));
+    expect(calls.map((c) => everyone(c).length)).toEqual([50, 10]);
+    const rows = await detail(accountId, id);
+    expect(rows.every((r) => r.status === 'SENT')).toBe(true);
+    expect(new Set(rows.map((r) => r.provider_id)).size).toBe(2);
+  });
+
+  it('a recipient on Cloudflare’s suppression list: that one SUPPRESSED (found by sending one by one), the rest sent', async () => {
+    const { accountId } = await newAccount();
+    const [blocked, fine] = [uniqueAddress('cf-blocked'), uniqueAddress('cf-fine')];
+    const id = await storedEmail(accountId, [blocked, fine]);
+    const { calls, binding } = recordingBinding((b) =>
+      everyone(b).includes(blocked) ? 'E_RECIPIENT_SUPPRESSED' : null,
+    );
+    await runBatch([id], 1, 'postcode-mail', withRoutes([{ name: 'cf', kind: 'cloudflare' }], { EMAIL: binding }));
+    expect(calls.map(everyone)).toEqual([[blocked, fine], [blocked], [fine]]);
+    expect(await detail(accountId, id)).toMatchObject([
+      { address: blocked, status: 'SUPPRESSED', route: 'cf' },
+      { address: fine, status: 'SENT', route: 'cf' },
+    ]);
+    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT' });
+    // Cloudflare's list is its own: the account's list is not changed.
+    const listed = await env.DB.prepare('SELECT COUNT(*) AS n FROM suppressions WHERE account_id = ?')
+      .bind(accountId)
+      .first<{ n: number }>();
+    expect(listed!.n).toBe(0);
+  });
+
+  it('a rate limit on the cloudflare route fails over to the SMTP relay; a refused sender domain is final', async () => {
+    const { accountId } = await newAccount();
+    const to = uniqueAddress('cf-limited');
+    const limited = await storedEmail(accountId, to);
+    const { binding } = recordingBinding(() => 'E_RATE_LIMIT_EXCEEDED');
+    const routes = [{ name: 'cf', kind: 'cloudflare' }, smtp('relay', env.SMTP_PORT)];
+    await runBatch([limited], 1, 'postcode-mail', withRoutes(routes, { EMAIL: binding }));
+    expect(await detail(accountId, limited)).toMatchObject([{ status: 'SENT', route: 'relay' }]);
+    expect(await inbox(to)).toHaveLength(1);
+
+    const refused = await storedEmail(accountId, uniqueAddress('cf-refused'));
+    const strict = recordingBinding(() => 'E_SENDER_NOT_VERIFIED');
+    await runBatch([refused], 1, 'postcode-mail', withRoutes(routes, { EMAIL: strict.binding }));
+    expect(await findEmail(env.DB, refused)).toMatchObject({
+      status: 'FAILED',
+      lastReply: expect.stringMatching(/E_SENDER_NOT_VERIFIED/),
+    });
+  });
+});

@@ -302,3 +302,20 @@ I am away until Monday.
 `),
   };
 }
+
+/** A report as the email() handler gets it; `rejected` is what it passed to setReject (null: not rejected). */
+export function inboundMessage(fixture: ReportFixture) {
+  const bytes = new TextEncoder().encode(fixture.raw);
+  const state = { rejected: null as string | null };
+  const message = {
+    from: fixture.from || 'mailer-daemon@mx.example.net',
+    to: fixture.to,
+    headers: new Headers(),
+    raw: new Response(bytes).body!,
+    rawSize: bytes.length,
+    setReject(reason: string) {
+      state.rejected = reason;
+    },
+  } as unknown as ForwardableEmailMessage;
+  return { message, state };
+}

@@ -34,7 +34,7 @@ export type EmailLogEntry = { id: string; subject: string; toAddresses: string[]
 export type EmailList = { emails: EmailLogEntry[]; total: number; page: number; totalPages: number };
 export type EmailDetail = {
   id: string;
-  status: 'SCHEDULED' | 'QUEUED' | 'SENT' | 'FAILED' | 'SUPPRESSED' | 'CANCELED';
+  status: 'SCHEDULED' | 'QUEUED' | 'SENT' | 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'SUPPRESSED' | 'CANCELED';
   from: string;
   to: string[];
   cc: string[];
@@ -53,8 +53,15 @@ export type EmailDetail = {
   sentAt?: string;
   attempts: number;
   lastReply?: string;
-  recipients: { email: string; kind: 'to' | 'cc' | 'bcc'; status: string; reply?: string }[];
-  events: { type: string; at: string; detail?: string }[];
+  recipients: {
+    email: string;
+    kind: 'to' | 'cc' | 'bcc';
+    status: string;
+    reply?: string;
+    bounceType?: 'hard' | 'soft';
+    route?: string;
+  }[];
+  events: { type: string; at: string; detail?: string; route?: string }[];
 };
 export type Suppression = {
   email: string;

@@ -221,9 +221,14 @@ const startVars = (dnsUrl) => ({
   // Domains are checked against the local resolver, which publishes what the service asks for.
   DNS_RESOLVER_URL: `${dnsUrl}/dns-query`,
   RETURN_PATH_MX: LOCAL_RETURN_PATH_MX,
+  // Every local mail gets a return path postcode reads, so `npm run simulate` can bounce any of them.
+  RETURN_PATH_DOMAIN: 'bounces.postcode.localhost',
 });
 
-/** The return path's MX host under `npm start` (nothing receives there locally; the next step's handler will). */
+/**
+ * The return path's MX host under `npm start`: nothing listens there; `npm run simulate` posts what it would
+ * receive to wrangler dev's email() handler.
+ */
 const LOCAL_RETURN_PATH_MX = 'mx.postcode.localhost';
 
 /** The demo account's mail key, once known: the local resolver answers with its domains' records. */
@@ -325,6 +330,7 @@ async function main() {
   admin token:           in .dev.vars (ADMIN_TOKEN)
 
   Try: curl -s ${baseUrl}/api/v1/emails -H "Authorization: Bearer ${demo.mailKey}"
+  A bounce for a sent mail: npm run simulate -- bounce <emailId> <recipient>  (docs/delivery.md)
   Ctrl-C stops everything.
 `);
 }

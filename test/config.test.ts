@@ -284,6 +284,97 @@ describe('config: present but invalid values throw, naming the variable', () => 
     expect(configError({ [name]: value }).message).toBe(`Invalid configuration: ${name}: ${expected}`);
   });
 
+  it.each([
+    ['not JSON', '[{', 'MAIL_ROUTES: expected a JSON array of routes'],
+    ['an empty list', '[]', 'MAIL_ROUTES: expected at least one route'],
+    [
+      'an unknown kind',
+      '[{"name":"x","kind":"ses"}]',
+      'MAIL_ROUTES.0.kind: expected a route with kind smtp or cloudflare',
+    ],
+    [
+      'a bad name',
+      '[{"name":"a b","kind":"smtp","host":"h.example"}]',
+      'MAIL_ROUTES.0.name: expected a name of 1-32 letters, digits, _ or -',
+    ],
+    [
+      'a repeated name',
+      '[{"name":"a","kind":"smtp","host":"h.example"},{"name":"a","kind":"smtp","host":"i.example"}]',
+      'MAIL_ROUTES: route names must be unique',
+    ],
+    [
+      'a bad host',
+      '[{"name":"a","kind":"smtp","host":"mail example.com"}]',
+      'MAIL_ROUTES.0.host: expected a host name such as mail.example.com',
+    ],
+    [
+      'a bad secure',
+      '[{"name":"a","kind":"smtp","host":"h.example","secure":"ssl"}]',
+      'MAIL_ROUTES.0.secure: expected one of tls, starttls, none',
+    ],
+    [
+      'an unknown field',
+      '[{"name":"a","kind":"smtp","host":"h.example","password":"x"}]',
+      'MAIL_ROUTES.0: Unrecognized key: "password"',
+    ],
+    [
+      'a secret that is not set',
+      '[{"name":"a","kind":"smtp","host":"h.example","passwordSecret":"RELAY_A"}]',
+      'MAIL_ROUTES.0.passwordSecret: a: the secret RELAY_A is not set',
+    ],
+  ])('MAIL_ROUTES with %s', (_, value, expected) => {
+    expect(configError({ MAIL_ROUTES: value }).message).toBe(`Invalid configuration: ${expected}`);
+  });
+
+  it('MAIL_ROUTES: relays with the password from the secret each names, Cloudflare with its binding; SMTP_* ignored', () => {
+    const routes = [
+      { name: 'primary', kind: 'smtp', host: 'smtp.example.com', username: 'u', passwordSecret: 'PRIMARY_PASSWORD' },
+      { name: 'backup', kind: 'smtp', host: 'backup.example.com', port: 2525, secure: 'tls' },
+      { name: 'cf', kind: 'cloudflare' },
+    ];
+    const parsed = config({
+      ...vars({ MAIL_ROUTES: JSON.stringify(routes), SMTP_HOST: 'ignored.example.com', PRIMARY_PASSWORD: ' pw ' }),
+      EMAIL: {},
+    } as unknown as Cloudflare.Env);
+    expect(parsed.routes).toEqual([
+      {
+        name: 'primary',
+        kind: 'smtp',
+        smtp: {
+          host: 'smtp.example.com',
+          port: 587,
+          security: 'starttls',
+          credentials: { username: 'u', password: ' pw ' },
+          ehloName: 'postcode.invalid',
+          timeoutMs: 15_000,
+        },
+      },
+      {
+        name: 'backup',
+        kind: 'smtp',
+        smtp: {
+          host: 'backup.example.com',
+          port: 2525,
+          security: 'tls',
+          credentials: undefined,
+          ehloName: 'postcode.invalid',
+          timeoutMs: 15_000,
+        },
+      },
+      { name: 'cf', kind: 'cloudflare' },
+    ]);
+    expect(configError({ MAIL_ROUTES: '[{"name":"cf","kind":"cloudflare"}]' }).message).toBe(
+      'Invalid configuration: MAIL_ROUTES: cf: needs the send_email binding EMAIL',
+    );
+  });
+
+  it.each([
+    ['FEEDBACK_ADDRESS', 'fbl@example.com', 'expected the local part of an address, such as fbl'],
+    ['SUPPRESS_HARD_BOUNCE_DAYS', '-1', 'expected a whole number >= 0 and <= 3650'],
+  ])('%s = %j', (name, value, expected) => {
+    expect(configError({ [name]: value }).message).toBe(`Invalid configuration: ${name}: ${expected}`);
+  });
+
   it('an invalid SMTP var fails even while SMTP_HOST is empty (one rule for every var)', () => {
     expect(configError({ SMTP_HOST: '', SMTP_SECURE: 'ssl' }).message).toMatch(/^Invalid configuration: SMTP_SECURE: /);
   });

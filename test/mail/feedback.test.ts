@@ -97,6 +97,15 @@ describe('email(): delivery status notifications at the return path', () => {
       emailId: sent.id,
       expiresAt: entry!.expiresAt,
     });
+    // The send log filters by the new status, and its entries keep the contract's five fields.
+    const log = await call<{ emails: Record<string, unknown>[] }>('GET', '/api/v1/emails?status=BOUNCED', {
+      token: sent.mailKey,
+    });
+    expect(log.json.data.emails).toEqual([
+      { id: sent.id, subject: expect.any(String), toAddresses: [to], status: 'BOUNCED', createdAt: expect.any(String) },
+    ]);
+    const none = await call<{ emails: unknown[] }>('GET', '/api/v1/emails?status=SENT', { token: sent.mailKey });
+    expect(none.json.data.emails).toEqual([]);
     // The next mail to that address is skipped.
     const next = await storedEmail(sent.accountId, to);
     await runBatch([next]);
@@ -219,6 +228,10 @@ describe('email(): complaints (feedback reports)', () => {
     expect(detail.recipients[0]).toMatchObject({ status: 'COMPLAINED' });
     // A complaint means the mail was delivered: the email as a whole is DELIVERED.
     expect(detail.status).toBe('DELIVERED');
+    const log = await call<{ emails: { id: string }[] }>('GET', '/api/v1/emails?status=DELIVERED', {
+      token: sent.mailKey,
+    });
+    expect(log.json.data.emails.map((e) => e.id)).toEqual([sent.id]);
     expect(await suppressionsOf(sent.mailKey)).toMatchObject([
       { email: to, reason: 'complaint', expiresAt: null, emailId: sent.id },
     ]);

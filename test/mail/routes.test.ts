@@ -8,6 +8,7 @@ import { HALF_OPEN_AFTER_MS, resetBreakers } from '../../src/mail/routes/breaker
 import { call, codeFromInbox, inbox, newAccount, postWith, uniqueAddress } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import type { EmailDetail } from '../support/responses';
+import { newWebhook, waitForEvents } from '../support/webhooks';
 
 type Mode = 'ok' | 'reset' | '421' | 'silent';
 const relay = async (mode: Mode) => {
@@ -55,6 +56,7 @@ describe('failover between SMTP routes', () => {
     async (_, mode) => {
       await relay(mode);
       const { accountId, mailKey } = await newAccount();
+      const hook = await newWebhook(mailKey, ['email.sent']);
       const to = uniqueAddress('failover');
       const id = await storedEmail(accountId, to);
       const bindings = withRoutes([smtp('primary', env.FLAKY_SMTP_PORT), smtp('backup', env.SMTP_PORT)]);
@@ -70,6 +72,8 @@ describe('failover between SMTP routes', () => {
       const rerouted = res.json.data.events.find((e) => e.type === 'rerouted');
       expect(rerouted).toMatchObject({ route: 'primary', detail: expect.any(String) });
       if (mode === '421') expect(rerouted!.detail).toMatch(/421/);
+      const [sent] = await waitForEvents(hook.key, ['email.sent']);
+      expect(sent!.payload.data).toMatchObject({ recipient: to, route: 'backup' });
     },
   );
 

@@ -1,31 +1,10 @@
 // docs/delivery.md's walk-through under `npm start`: send a mail, `npm run simulate` posts a bounce (or a
 // complaint) for it to wrangler dev's email() handler, and the API shows the recipient BOUNCED (COMPLAINED).
-import { spawnSync } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { api, runScript, service } from './shared-service';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const service = inject('e2e');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T }> {
-  const res = await fetch(service.baseUrl + path, {
-    method,
-    headers: { Authorization: `Bearer ${service.mailKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, data: ((await res.json()) as { data: T }).data };
-}
-
-function simulate(...args: string[]) {
-  const run = spawnSync(process.execPath, ['scripts/simulate.mjs', ...args], {
-    cwd: root,
-    env: { ...process.env, POSTCODE_STATE_DIR: service.stateDir, POSTCODE_INBOX_PORT: String(service.inboxPort) },
-    encoding: 'utf8',
-  });
-  return { code: run.status, output: `${run.stdout}${run.stderr}` };
-}
+const simulate = (...args: string[]) => runScript('simulate.mjs', ...args);
 
 type Detail = { status: string; recipients: { email: string; status: string; bounceType?: string }[] };
 

@@ -1,32 +1,12 @@
 // The walk-through of docs/domains.md under `npm start`: add a domain, press verify (the local resolver
 // publishes what the service asks for), send from it, and `npm run dkim:check` says pass (mailauth).
-import { spawnSync } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { api, runScript } from './shared-service';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const service = inject('e2e');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T }> {
-  const res = await fetch(service.baseUrl + path, {
-    method,
-    headers: { Authorization: `Bearer ${service.mailKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, data: ((await res.json()) as { data: T }).data };
-}
-
 /** `npm run dkim:check -- <to>` as the walk-through runs it, against this service's inbox and resolver. */
-function dkimCheck(to: string) {
-  const run = spawnSync(process.execPath, ['scripts/dkim-check.mjs', to], {
-    cwd: root,
-    env: { ...process.env, POSTCODE_STATE_DIR: service.stateDir, POSTCODE_INBOX_PORT: String(service.inboxPort) },
-    encoding: 'utf8',
-  });
-  return { code: run.status, output: `${run.stdout}${run.stderr}` };
-}
+const dkimCheck = (to: string) => runScript('dkim-check.mjs', to);
 
 type Domain = { id: string; name: string; status: string; records: { purpose: string; status: string }[] };
 

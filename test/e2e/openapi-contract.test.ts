@@ -252,7 +252,7 @@ describe('OpenAPI document', () => {
     const suppressed = address('suppressed');
     await check('POST', '/api/v1/suppressions', '/api/v1/suppressions', {
       token: mailKey,
-      body: { email: suppressed, reason: 'contract' },
+      body: { email: suppressed, note: 'contract', expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
     });
     await check('POST', '/api/v1/suppressions', '/api/v1/suppressions', { token: mailKey, body: { email: 'x' } });
     await check('GET', '/api/v1/suppressions', '/api/v1/suppressions?limit=5', { token: mailKey });

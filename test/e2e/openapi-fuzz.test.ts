@@ -48,6 +48,8 @@ const LEFT_OUT: Record<string, string> = {
 const BEYOND_SCHEMA: RegExp[] = [
   // "in the future and at most 30 days ahead": a window that moves with the clock.
   /^(emails\[\d+\]\.)?scheduledAt: must be /,
+  // A suppression's expiresAt: "in the future", the same moving window.
+  /^expiresAt: must be in the future$/,
   // "names compared case-insensitively must not repeat": JSON Schema compares property names exactly.
   /^(emails\[\d+\]\.)?headers: must not repeat a header name/,
   // "unique names": JSON Schema's uniqueItems compares whole items, not one property of them.

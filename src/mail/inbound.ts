@@ -1,9 +1,10 @@
 // The Worker's email() handler: mail routed to the return path domains (Cloudflare Email Routing; locally
 // `wrangler dev`'s POST /cdn-cgi/handler/email). Bounces come to `bounces+<key>-<mac>@…`, complaints to the
-// feedback-loop address (FEEDBACK_ADDRESS); anything else is refused. A token whose MAC does not verify
-// changes nothing (someone guessed at the address): it is logged and the mail dropped.
+// feedback-loop address (FEEDBACK_ADDRESS); anything else, or mail for a domain that is no return path, is
+// refused. A token whose MAC does not verify changes nothing (someone guessed at the address): it is logged and
+// the mail dropped.
 import PostalMime from 'postal-mime';
-import { config, dkimKeySecret } from '../config';
+import { config, type DomainsConfig, dkimKeySecret } from '../config';
 import type { Bindings } from '../env';
 import type { DeliveryEvent } from './delivery-events';
 import { applyOrRequeue } from './feedback';
@@ -36,14 +37,20 @@ async function head(stream: ReadableStream<Uint8Array>, limit: number): Promise<
   return bytes;
 }
 
+/** A return path domain: the service's (RETURN_PATH_DOMAIN), or a verified domain's return path subdomain. */
+const isReturnPathDomain = (domain: string, settings: DomainsConfig) =>
+  domain === settings.globalReturnPath || domain.startsWith(`${settings.returnPathSubdomain}.`);
+
 export type InboundOutcome = 'rejected' | 'forged' | 'code_mail' | 'not_a_report' | 'unmatched' | 'applied';
 
 /** What became of one inbound message (the handler's result; logged). */
 export async function receiveMail(message: ForwardableEmailMessage, env: Bindings): Promise<InboundOutcome> {
   const to = message.to.toLowerCase();
-  const local = to.slice(0, to.lastIndexOf('@'));
+  const at = to.lastIndexOf('@');
+  const local = to.slice(0, at);
   const isBounce = local.startsWith('bounces+');
-  if (!isBounce && local !== config(env).feedback.feedbackLocalPart) {
+  const { domains, feedback } = config(env);
+  if ((!isBounce && local !== feedback.feedbackLocalPart) || !isReturnPathDomain(to.slice(at + 1), domains)) {
     message.setReject('5.1.1 No such mailbox here: this domain receives bounces and feedback reports only');
     return 'rejected';
   }

@@ -266,9 +266,16 @@ describe('email(): what is not a report for postcode', () => {
     expect(await suppressionsOf(sent.mailKey)).toEqual([]);
   });
 
-  it('mail to any other address of the domain is rejected (setReject)', async () => {
+  it('mail to any other address of the domain, or for a domain that is no return path, is rejected (setReject)', async () => {
     const state = await receive(autoReply(`postmaster@${RETURN_PATH_DOMAIN}`));
     expect(state.rejected).toMatch(/No such mailbox/);
+    // A valid token at a domain postcode does not use as a return path: refused, nothing changes.
+    const to = uniqueAddress('elsewhere');
+    const sent = await sentEmail(to);
+    const token = (await returnPath(sent.id)).split('@')[0];
+    const elsewhere = await receive(postfixBounce({ to: `${token}@unknown.example`, recipient: to }));
+    expect(elsewhere.rejected).toMatch(/No such mailbox/);
+    expect((await detailOf(sent.mailKey, sent.id)).recipients[0]!.status).toBe('SENT');
   });
 
   it('an auto-reply at the return path, and a report for an unknown email, change nothing', async () => {

@@ -122,12 +122,14 @@ export function emailOf(random, account, { n, now, customers }) {
     const data = { emailId: id, to: toAddresses, subject, status, tags, test: test === 1, recipient: r.address };
     if (account.endpoint)
       deliveries.push(deliveryOf(random, type, bounced[i] ? { ...data, reply: BOUNCE } : data, done));
-    if (bounced[i]) suppressions.push([r.canonical, BOUNCE, 'bounce', iso(done)]);
-    if (status === 'SUPPRESSED') suppressions.push([r.canonical, BOUNCE, 'bounce', iso(created - DAY_MS)]);
+    if (bounced[i]) suppressions.push([r.canonical, 'rcpt_rejected', BOUNCE, id, 'bounce', iso(done)]);
+    if (status === 'SUPPRESSED') {
+      suppressions.push([r.canonical, 'rcpt_rejected', BOUNCE, null, 'bounce', iso(created - DAY_MS)]);
+    }
   });
   if (random.next() < 0.002) {
     const other = customerAddress(account.index, random.int(customers));
-    suppressions.push([other.canonical, 'asked to stop', 'manual', iso(created)]);
+    suppressions.push([other.canonical, 'manual', 'asked to stop', null, 'manual', iso(created)]);
   }
   let otp = null;
   if (random.next() < OTP_PER_EMAIL) {

@@ -145,7 +145,8 @@ export function seedEmails(path, { from, to, largeId, keep }) {
   );
   const suppress = run(
     'suppressions',
-    `INSERT OR IGNORE INTO suppressions (account_id, email, reason, source, created_at) VALUES (?, ?, ?, ?, ?)`,
+    `INSERT OR IGNORE INTO suppressions (account_id, email, reason, note, email_id, source, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const verification = run(
     'otp',

@@ -140,7 +140,7 @@ export async function sendThroughCloudflare(binding: SendEmail, mail: OutgoingMa
   const builderOf = (c: Call) =>
     ({
       ...base,
-      to: c.to,
+      ...(c.to.length ? { to: c.to } : {}),
       ...(c.cc.length ? { cc: c.cc } : {}),
       ...(c.bcc.length ? { bcc: c.bcc } : {}),
     }) as EmailMessageBuilder;

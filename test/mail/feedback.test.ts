@@ -26,9 +26,9 @@ const DAY_MS = 86_400_000;
 
 const returnPath = (emailId: string) => returnPathAddress(env.DKIM_KEY_SECRET, emailId, RETURN_PATH_DOMAIN);
 
-async function receive(fixture: ReportFixture) {
+async function receive(fixture: ReportFixture, bindings: Cloudflare.Env = env) {
   const { message, state } = inboundMessage(fixture);
-  await worker.email(message, env);
+  await worker.email(message, bindings);
   return state;
 }
 
@@ -125,6 +125,16 @@ describe('email(): delivery status notifications at the return path', () => {
       status: 'BOUNCED',
       bounceType: 'hard',
     });
+  });
+
+  it('forwarded from a verified domain’s return path to RETURN_PATH_DOMAIN, the token still names the email', async () => {
+    const to = uniqueAddress('forwarded');
+    const sent = await sentEmail(to);
+    const local = (await returnPath(sent.id)).split('@')[0];
+    const bindings = { ...env, RETURN_PATH_DOMAIN: 'bounces.postcode.test' };
+    const state = await receive(postfixBounce({ to: `${local}@bounces.postcode.test`, recipient: to }), bindings);
+    expect(state.rejected).toBeNull();
+    expect((await detailOf(sent.mailKey, sent.id)).recipients[0]).toMatchObject({ status: 'BOUNCED' });
   });
 
   it('a soft bounce: BOUNCED soft, not suppressed; a hard one later makes it hard and suppresses', async () => {

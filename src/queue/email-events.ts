@@ -17,7 +17,10 @@ export async function applyEmailEvents(batch: MessageBatch<unknown>, env: Bindin
     const body = message.body as Partial<QueuedDeliveryEvent>;
     const event = body?.kind === 'delivery-event' && body.event ? body.event : deliveryEventOfCloudflare(body, route);
     if (!event) {
-      console.warn('email event queue: not an Email Sending event, dropped', JSON.stringify(body).slice(0, 200));
+      console.warn(
+        'email event queue: not an Email Sending event, dropped',
+        String(JSON.stringify(body ?? null)).slice(0, 200),
+      );
       message.ack();
       continue;
     }

@@ -6,7 +6,7 @@ import type { MailRoute } from '../../config';
 import type { Bindings } from '../../env';
 import type { OutgoingMail, RecipientRefusal } from '../outgoing';
 import { classifySmtpError, outcomeOfRefusals, SmtpConnection, type SmtpOutcome } from '../smtp/connection';
-import { type PendingConnection, sendOnce, startConnecting } from '../smtp/send-once';
+import { type PendingConnection, sendOnce, startConnecting, withinTime } from '../smtp/send-once';
 import { breakerState, mayUse, routeFailed, routeSucceeded } from './breaker';
 import { type CloudflareOutcome, sendThroughCloudflare } from './cloudflare';
 
@@ -127,18 +127,6 @@ export function dropFirstRoute(first: FirstRoute): void {
   waitUntil(first.pending.then((c) => (c instanceof SmtpConnection ? c.close() : undefined)));
 }
 
-async function bounded(send: Promise<CloudflareOutcome>, ms: number): Promise<CloudflareOutcome> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<CloudflareOutcome>((resolve) => {
-    timer = setTimeout(() => resolve({ kind: 'transient', reply: `timeout after ${ms} ms`, routeFault: true }), ms);
-  });
-  try {
-    return await Promise.race([send, late]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
-}
-
 /**
  * One mail over connections of its own (OTP code mail). With `waitMs`, the whole send is bounded: a route
  * that is not the last gets half of the time left, so a silent first route leaves time for the next.
@@ -158,7 +146,12 @@ export function sendOnceThroughRoutes(
     const budget = left === null ? null : last ? left : Math.ceil(left / 2);
     if (route.kind === 'cloudflare') {
       const send = sendThroughCloudflare(env.EMAIL, each);
-      return budget === null ? send : bounded(send, budget);
+      if (budget === null) return send;
+      return withinTime(send, budget, () => ({
+        kind: 'transient',
+        reply: `timeout after ${budget} ms`,
+        routeFault: true,
+      }));
     }
     const takesFirst = !firstTaken && first?.name === route.name;
     if (takesFirst) firstTaken = true;

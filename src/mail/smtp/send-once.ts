@@ -34,19 +34,27 @@ export async function sendOnce(
       waitUntil(connection.close());
     }
   })();
+  return withinTime(exchange, waitMs, () => {
+    waitUntil(pending.then((connection) => (connection instanceof SmtpConnection ? connection.abort() : undefined)));
+    return {
+      kind: 'transient',
+      reply: `timeout after ${waitMs} ms while waiting for the SMTP server`,
+      routeFault: true,
+    };
+  });
+}
+
+/**
+ * The outcome of `work`, or past `ms` the transient route fault `late` makes (the work may still finish; its
+ * result is not waited for).
+ */
+export async function withinTime<T>(work: Promise<T>, ms: number, late: () => T): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<SmtpOutcome>((resolve) => {
-    timer = setTimeout(() => {
-      waitUntil(pending.then((connection) => (connection instanceof SmtpConnection ? connection.abort() : undefined)));
-      resolve({
-        kind: 'transient',
-        reply: `timeout after ${waitMs} ms while waiting for the SMTP server`,
-        routeFault: true,
-      });
-    }, waitMs);
+  const timeout = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late()), ms);
   });
   try {
-    return await Promise.race([exchange, late]);
+    return await Promise.race([work, timeout]);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }

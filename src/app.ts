@@ -9,11 +9,13 @@ import { registerComponents } from './openapi/document';
 import { adminRoutes } from './routes/admin';
 import { adminListRoutes } from './routes/admin-lists';
 import { backendOtpRoutes } from './routes/backend-otp';
+import { dashboardRoutes } from './routes/dashboard';
 import { docsRoutes } from './routes/docs';
 import { domainRoutes } from './routes/domains';
 import { emailVerificationRoutes } from './routes/email-verification';
 import { emailRoutes } from './routes/emails';
 import { instantOtpRoutes, otpCors } from './routes/instant-otp';
+import { memberRoutes } from './routes/members';
 import { metaRoutes } from './routes/meta';
 import { sendLogRoutes } from './routes/send-log';
 import { senderRoutes } from './routes/senders';
@@ -59,6 +61,8 @@ export function buildApp() {
   app.route('/', domainRoutes);
   app.route('/', senderRoutes);
   app.route('/', adminListRoutes);
+  app.route('/', memberRoutes);
+  app.route('/', dashboardRoutes);
   app.route('/', docsRoutes(app));
 
   app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route'), c.var.requestId), 404));

@@ -27,6 +27,8 @@ export type Config = {
     otpSendPerCredential: number;
     otpSendPerRecipient: number;
     otpFailsPerRecipient: number;
+    signInPerIp: number;
+    signInPerAddress: number;
   };
   /** `pepper` is null when OTP_PEPPER is unset: only OTP operations fail then (see `otpPepper`). */
   /** `sendWaitMs`: how long an OTP send waits for its SMTP exchange before answering `sent: false`. */
@@ -164,6 +166,8 @@ const schema = z
     RATE_OTP_SEND_PER_CREDENTIAL: withDefault(wholeNumber(0), 60),
     RATE_OTP_SEND_PER_RECIPIENT: withDefault(wholeNumber(0), 5),
     RATE_OTP_FAILS_PER_RECIPIENT: withDefault(wholeNumber(0), 20),
+    RATE_SIGNIN_PER_IP: withDefault(wholeNumber(0), 30),
+    RATE_SIGNIN_PER_ADDRESS: withDefault(wholeNumber(0), 5),
     OTP_MAX_ATTEMPTS: withDefault(wholeNumber(1), 5),
     MAIL_RETRY_BASE_SECONDS: withDefault(wholeNumber(0), 10),
     MAIL_MAX_ATTEMPTS: withDefault(wholeNumber(1, 20), 6),
@@ -221,6 +225,8 @@ const schema = z
         otpSendPerCredential: vars.RATE_OTP_SEND_PER_CREDENTIAL,
         otpSendPerRecipient: vars.RATE_OTP_SEND_PER_RECIPIENT,
         otpFailsPerRecipient: vars.RATE_OTP_FAILS_PER_RECIPIENT,
+        signInPerIp: vars.RATE_SIGNIN_PER_IP,
+        signInPerAddress: vars.RATE_SIGNIN_PER_ADDRESS,
       },
       otp: { maxAttempts: vars.OTP_MAX_ATTEMPTS, pepper: vars.OTP_PEPPER ?? null, sendWaitMs: vars.OTP_SEND_WAIT_MS },
       retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS, maxAttempts: vars.MAIL_MAX_ATTEMPTS },

@@ -12,7 +12,20 @@ function randomBase32(bits: number): string {
   return out;
 }
 
-export type IdPrefix = 'em' | 'tpl' | 'snd' | 'acc' | 'key' | 'otk' | 'req' | 'ver' | 'whk' | 'dom';
+export type IdPrefix =
+  | 'em'
+  | 'tpl'
+  | 'snd'
+  | 'acc'
+  | 'key'
+  | 'otk'
+  | 'req'
+  | 'ver'
+  | 'whk'
+  | 'dom'
+  | 'mem'
+  | 'dss'
+  | 'aud';
 
 /** Resource ids carry 100 random bits. */
 export function newId(prefix: IdPrefix): string {
@@ -49,7 +62,7 @@ export function newSelector(): string {
 }
 
 /** Secrets handed to clients once: 160 random bits. */
-export function newSecret(prefix: 'pc_key_' | 'pc_test_' | 'pc_otp_' | 'pc_otp_sec_'): string {
+export function newSecret(prefix: 'pc_key_' | 'pc_test_' | 'pc_otp_' | 'pc_otp_sec_' | 'pc_dash_'): string {
   return prefix + randomBase32(160);
 }
 

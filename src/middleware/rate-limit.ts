@@ -9,7 +9,7 @@ import { ApiError } from '../errors';
 
 /**
  * The buckets of decisions.md: each limit is a Worker var, parsed with its default in src/config.ts.
- * The first four are counted in RateCounter objects, one per bucket and subject; the two
+ * The first four and the sign-in buckets are counted in RateCounter objects, one per bucket and subject; the two
  * per-recipient OTP buckets are counted by the recipient's OtpRecipient object, together with its
  * sessions (see the OTP engine).
  */
@@ -20,6 +20,9 @@ export const BUCKETS = {
   'otp-send-credential': { limit: 'otpSendPerCredential', windowSeconds: 60 },
   'otp-send-recipient': { limit: 'otpSendPerRecipient', windowSeconds: 600 },
   'otp-fails-recipient': { limit: 'otpFailsPerRecipient', windowSeconds: 3600 },
+  // The dashboard's sign-in: every address submitted and every code tried (per IP), every code asked (per address).
+  'signin-ip': { limit: 'signInPerIp', windowSeconds: 600 },
+  'signin-address': { limit: 'signInPerAddress', windowSeconds: 600 },
 } as const satisfies Record<string, { limit: keyof RateLimits; windowSeconds: number }>;
 
 export type BucketName = keyof typeof BUCKETS;

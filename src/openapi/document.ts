@@ -15,6 +15,8 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   SENDER_NOT_VERIFIED:
     'from: ada@example.com is not a sender of this account, and example.com is not a verified domain',
   OTP_PUBLIC_IP_NOT_ALLOWED: 'This public token does not accept requests from your IP address',
+  ROLE_REQUIRED: 'Your role (viewer) cannot do this',
+  FORM_EXPIRED: 'This form has expired or did not come from this dashboard: reload the page and try again',
   NOT_FOUND: 'No such route',
   TEMPLATE_NOT_FOUND: 'templateId: no such template for this account',
   SESSION_NOT_FOUND: 'sessionId: no such session, or it has expired or been used',
@@ -24,6 +26,9 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   DELIVERY_NOT_FOUND: 'deliveryId: no such delivery for this endpoint',
   DOMAIN_NOT_FOUND: 'domainId: no such domain for this account',
   SENDER_NOT_FOUND: 'senderId: no such sender for this account',
+  MEMBER_NOT_FOUND: 'memberId: no such member of this account',
+  MEMBER_EXISTS: 'email: ada@example.com is a member already',
+  LAST_OWNER: 'The account must keep an owner: make another member owner first',
   DOMAIN_TAKEN: 'example.com is verified by another account: it cannot be verified here',
   WEBHOOK_LIMIT_REACHED: 'An account has at most 20 webhook endpoints',
   EMAIL_NOT_CANCELABLE: 'emailId: only a SCHEDULED email can be canceled; this one is SENT',

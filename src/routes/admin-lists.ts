@@ -98,10 +98,10 @@ const listSendersRoute = route({
   },
 });
 
-type PageRead<T> = (request: PageRequest) => Promise<{ items: T[]; total: number; nextCursor: string | null }>;
+export type PageRead<T> = (request: PageRequest) => Promise<{ items: T[]; total: number; nextCursor: string | null }>;
 
 /** `{ [key]: items, total, page, totalPages, nextCursor }`, as the send log and the other paged lists answer. */
-async function listed<K extends string, T, V>(
+export async function listed<K extends string, T, V>(
   key: K,
   query: Parameters<typeof pageRequest>[0],
   read: PageRead<T>,

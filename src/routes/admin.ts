@@ -50,6 +50,8 @@ const ACCOUNT_LINKS = linksFilling('accountId', '$response.body#/data/id', {
   listSenders: ['get', '/admin/v1/accounts/{accountId}/senders'],
   getOtpBranding: ['get', '/admin/v1/accounts/{accountId}/otp-branding'],
   putOtpBranding: ['put', '/admin/v1/accounts/{accountId}/otp-branding'],
+  createMember: ['post', '/admin/v1/accounts/{accountId}/members'],
+  listMembers: ['get', '/admin/v1/accounts/{accountId}/members'],
 });
 
 const createAccountRoute = route({

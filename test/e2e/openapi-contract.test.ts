@@ -162,6 +162,14 @@ describe('OpenAPI document', () => {
       token: admin,
       body: { email: 'not an address' },
     });
+    const membersPath = `/admin/v1/accounts/${account.id}/members`;
+    const owner = { email: address('owner'), role: 'owner' };
+    await check('POST', '/admin/v1/accounts/{accountId}/members', membersPath, { token: admin, body: owner });
+    await check('POST', '/admin/v1/accounts/{accountId}/members', membersPath, { token: admin, body: owner });
+    await check('POST', '/admin/v1/accounts/{accountId}/members', membersPath, {
+      token: admin,
+      body: { email: address('member'), role: 'root' },
+    });
     const brandingPath = `/admin/v1/accounts/${account.id}/otp-branding`;
     const branding = '/admin/v1/accounts/{accountId}/otp-branding';
     await check('GET', branding, brandingPath, { token: admin });
@@ -172,10 +180,10 @@ describe('OpenAPI document', () => {
     });
     await check('PUT', branding, brandingPath, { token: admin, body: { logoUrl: 'http://insecure.example/x.png' } });
     await check('GET', '/admin/v1/settings', '/admin/v1/settings', { token: admin });
-    // The operator's lists: accounts, and an account's keys, OTP tokens and senders.
+    // The operator's lists: accounts, and an account's keys, OTP tokens, senders and members.
     await check('GET', '/admin/v1/accounts', '/admin/v1/accounts?limit=2', { token: admin });
     await check('GET', '/admin/v1/accounts', '/admin/v1/accounts?limit=0', { token: admin });
-    for (const list of ['api-keys', 'otp-tokens', 'senders']) {
+    for (const list of ['api-keys', 'otp-tokens', 'senders', 'members']) {
       const template = `/admin/v1/accounts/{accountId}/${list}`;
       await check('GET', template, `/admin/v1/accounts/${account.id}/${list}`, { token: admin });
       await check('GET', template, `/admin/v1/accounts/acc_unknown/${list}`, { token: admin });

@@ -1,0 +1,75 @@
+import type { Child } from 'hono/jsx';
+import type { SignedIn } from '../../db/dashboard-sessions';
+import { CSRF_FIELD } from '../browser';
+
+/** The pages in the navigation, in order. */
+export const NAV = [
+  { href: '/dashboard/members', label: 'Members' },
+  { href: '/dashboard/audit-log', label: 'Audit log' },
+  { href: '/dashboard/sessions', label: 'Sessions' },
+] as const;
+
+/** The hidden field every form carries (see src/dashboard/browser.ts). */
+export const Csrf = (props: { token: string }) => <input type="hidden" name={CSRF_FIELD} value={props.token} />;
+
+export type Frame = { signedIn: SignedIn | null; csrf: string; path: string };
+
+/** Every page: the account and sign-out bar and the navigation when signed in, then the page itself. */
+export function Layout(props: { title: string; frame: Frame; children: Child }) {
+  const { signedIn, csrf, path } = props.frame;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="color-scheme" content="light dark" />
+        <title>{`${props.title} · postcode`}</title>
+        <link rel="stylesheet" href="/dashboard/assets/style.css" />
+      </head>
+      <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header class="top">
+          <a class="brand" href="/dashboard">
+            postcode
+          </a>
+          {signedIn ? (
+            <>
+              <span class="account">
+                {signedIn.accountName} · {signedIn.email} ({signedIn.role})
+              </span>
+              <form method="post" action="/dashboard/logout">
+                <Csrf token={csrf} />
+                <button type="submit" class="secondary">
+                  Sign out
+                </button>
+              </form>
+            </>
+          ) : null}
+        </header>
+        {signedIn ? (
+          <nav class="pages" aria-label="Dashboard">
+            <ul>
+              {NAV.map((item) => (
+                <li>
+                  <a href={item.href} aria-current={path.startsWith(item.href) ? 'page' : undefined}>
+                    {item.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        ) : null}
+        <main id="main">{props.children}</main>
+      </body>
+    </html>
+  );
+}
+
+/** A message above a page's content: what an action did, or why it was refused. */
+export const Notice = (props: { tone: 'ok' | 'error'; children: Child }) => (
+  <div class={`notice ${props.tone}`} role={props.tone === 'error' ? 'alert' : 'status'}>
+    {props.children}
+  </div>
+);

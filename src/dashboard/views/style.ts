@@ -1,0 +1,65 @@
+// The dashboard's one stylesheet: system fonts, light and dark from the browser's preference, usable at 375 px.
+export const STYLESHEET = `
+:root {
+  color-scheme: light dark;
+  --bg: #f6f7f9; --panel: #ffffff; --text: #16181d; --muted: #596170; --line: #d9dde4;
+  --accent: #3b4fd8; --accent-text: #ffffff; --danger: #b42318; --ok: #067647; --warn: #9a5b00;
+  --focus: #f59e0b; --code: #eef0f4;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #111318; --panel: #1a1d24; --text: #e8eaef; --muted: #a3abb9; --line: #2f3440;
+    --accent: #8b9cff; --accent-text: #0c0e14; --danger: #ff8a80; --ok: #6ee7a8; --warn: #fbbf24;
+    --focus: #fbbf24; --code: #252a34;
+  }
+}
+* { box-sizing: border-box; }
+html { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: var(--bg); color: var(--text); }
+body { margin: 0; min-height: 100vh; display: flex; flex-direction: column; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.skip { position: absolute; left: -9999px; }
+.skip:focus { left: 1rem; top: 1rem; background: var(--panel); padding: .5rem 1rem; z-index: 2; }
+header.top { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; padding: .75rem 1.25rem;
+  background: var(--panel); border-bottom: 1px solid var(--line); }
+header.top .brand { font-weight: 700; text-decoration: none; color: var(--text); }
+header.top .account { color: var(--muted); font-size: .9rem; }
+header.top form { margin-left: auto; display: flex; gap: .5rem; align-items: center; }
+nav.pages ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: .5rem 1.25rem;
+  border-bottom: 1px solid var(--line); background: var(--panel); }
+nav.pages a { display: block; padding: .35rem .7rem; border-radius: 6px; text-decoration: none; color: var(--text); }
+nav.pages a[aria-current="page"] { background: var(--accent); color: var(--accent-text); }
+main { width: 100%; max-width: 72rem; margin: 0 auto; padding: 1.25rem; flex: 1; }
+h1 { font-size: 1.5rem; margin: 0 0 1rem; }
+h2 { font-size: 1.15rem; margin: 1.5rem 0 .75rem; }
+p.muted, .muted { color: var(--muted); }
+.panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; margin-bottom: 1rem; }
+.narrow { max-width: 26rem; margin: 3rem auto; }
+.table-wrap { overflow-x: auto; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
+table { border-collapse: collapse; width: 100%; font-size: .95rem; }
+th, td { text-align: left; padding: .55rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; color: var(--muted); font-size: .85rem; }
+tr:last-child td { border-bottom: 0; }
+form.inline { display: inline-flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin: 0; }
+form.stack { display: grid; gap: .75rem; }
+label { font-weight: 600; font-size: .9rem; display: grid; gap: .3rem; }
+input, select, textarea { font: inherit; color: var(--text); background: var(--bg); border: 1px solid var(--muted);
+  border-radius: 6px; padding: .45rem .6rem; min-height: 2.5rem; max-width: 100%; }
+button { font: inherit; cursor: pointer; border-radius: 6px; padding: .45rem .9rem; min-height: 2.5rem;
+  border: 1px solid var(--accent); background: var(--accent); color: var(--accent-text); }
+button.secondary { background: transparent; color: var(--accent); }
+button.danger { background: transparent; color: var(--danger); border-color: var(--danger); }
+.notice { border-left: 4px solid var(--accent); padding: .6rem .9rem; background: var(--panel); margin-bottom: 1rem; }
+.notice.error { border-color: var(--danger); }
+.notice.ok { border-color: var(--ok); }
+.badge { display: inline-block; padding: 0 .5rem; border-radius: 999px; font-size: .8rem; border: 1px solid var(--line); }
+code, .code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; background: var(--code); padding: 0 .25rem;
+  border-radius: 4px; font-size: .9em; overflow-wrap: anywhere; }
+.pager { display: flex; gap: 1rem; margin-top: 1rem; }
+footer { color: var(--muted); font-size: .85rem; padding: 1rem 1.25rem; text-align: center; }
+@media (max-width: 40rem) {
+  main { padding: .75rem; }
+  header.top form { margin-left: 0; }
+  th, td { padding: .45rem .5rem; }
+}
+`;

@@ -1,0 +1,204 @@
+// Members: who signs in to the account and with which role; owners and admins add, change and remove them.
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { type Actor, addMember, changeRole, removeMember, signOutMember } from '../../dashboard/members';
+import { can, canManageRole, ROLE_SUMMARY, ROLES, type Role } from '../../dashboard/roles';
+import { Csrf, Notice } from '../../dashboard/views/layout';
+import { listMembers, type Member } from '../../db/members';
+import { ApiError } from '../../errors';
+import { emailAddress } from '../../schemas/common';
+import { act, formFields, type PageDeclaration, type PageEnv, render } from './page';
+
+const role = z.enum(ROLES, { error: `expected one of ${ROLES.join(', ')}` });
+const addForm = z.object({ email: emailAddress, role });
+const roleForm = z.object({ role });
+
+const DONE: Record<string, string> = {
+  added: 'Member added: they can sign in with their address now.',
+  role: 'Role changed.',
+  removed: 'Member removed and signed out.',
+  'signed-out': 'Member signed out of every browser.',
+};
+
+export const actorOf = (c: Context<PageEnv>): Actor => ({
+  kind: 'member',
+  email: c.var.signedIn.email,
+  memberId: c.var.signedIn.memberId,
+  role: c.var.signedIn.role,
+});
+
+const memberId = (c: Context<PageEnv>) => {
+  const id = c.req.param('memberId');
+  if (!id) throw new ApiError('MEMBER_NOT_FOUND', 'memberId: no such member of this account');
+  return id;
+};
+
+function RoleSelect(props: { grantable: Role[]; selected?: Role; label?: string; id?: string }) {
+  return (
+    <select name="role" id={props.id} aria-label={props.label}>
+      {props.grantable.map((r) => (
+        <option value={r} selected={r === props.selected}>
+          {r}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+function MemberRow(props: { member: Member; viewer: Role; csrf: string; self: boolean }) {
+  const { member, viewer, csrf } = props;
+  const manageable = canManageRole(viewer, member.role);
+  const grantable = ROLES.filter((r) => canManageRole(viewer, r));
+  const base = `/dashboard/members/${member.id}`;
+  return (
+    <tr>
+      <td>
+        {member.email}
+        {props.self ? <span class="muted"> (you)</span> : null}
+      </td>
+      <td>
+        <span class="badge">{member.role}</span>
+      </td>
+      <td>{member.createdAt.slice(0, 10)}</td>
+      <td>
+        {manageable ? (
+          <div class="actions">
+            <form class="inline" method="post" action={`${base}/role`}>
+              <Csrf token={csrf} />
+              <RoleSelect grantable={grantable} selected={member.role} label={`Role of ${member.email}`} />
+              <button type="submit" class="secondary">
+                Change role
+              </button>
+            </form>
+            <form class="inline" method="post" action={`${base}/sign-out`}>
+              <Csrf token={csrf} />
+              <button type="submit" class="secondary">
+                Sign out everywhere
+              </button>
+            </form>
+            <form class="inline" method="post" action={`${base}/remove`}>
+              <Csrf token={csrf} />
+              <button type="submit" class="danger">
+                Remove
+              </button>
+            </form>
+          </div>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+async function membersPage(c: Context<PageEnv>, notice?: unknown) {
+  const { signedIn } = c.var;
+  const { csrf } = c.var.frame;
+  const members = await listMembers(c.env.DB, signedIn.accountId);
+  const done = DONE[c.req.query('done') ?? ''];
+  const manager = can(signedIn.role, 'manage_members');
+  return render(
+    c,
+    'Members',
+    <>
+      <h1>Members</h1>
+      {notice ?? (done ? <Notice tone="ok">{done}</Notice> : null)}
+      {manager ? (
+        <section class="panel" aria-labelledby="add-member">
+          <h2 id="add-member">Add a member</h2>
+          <form class="inline" method="post" action="/dashboard/members">
+            <Csrf token={csrf} />
+            <label>
+              Email address
+              <input type="email" name="email" required autocomplete="off" />
+            </label>
+            <label for="new-member-role">Role</label>
+            <RoleSelect
+              id="new-member-role"
+              grantable={ROLES.filter((r) => canManageRole(signedIn.role, r))}
+              selected="developer"
+            />
+            <button type="submit">Add member</button>
+          </form>
+        </section>
+      ) : null}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Address</th>
+              <th scope="col">Role</th>
+              <th scope="col">Added</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {members.map((member) => (
+              <MemberRow member={member} viewer={signedIn.role} csrf={csrf} self={member.id === signedIn.memberId} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <h2>Roles</h2>
+      <ul>
+        {ROLES.map((r) => (
+          <li>
+            <strong>{r}</strong>: {ROLE_SUMMARY[r]}
+          </li>
+        ))}
+      </ul>
+    </>,
+  );
+}
+
+export const memberPages: PageDeclaration[] = [
+  { method: 'get', path: '/dashboard/members', access: 'read', handler: (c) => membersPage(c) },
+  {
+    method: 'post',
+    path: '/dashboard/members',
+    access: 'manage_members',
+    handler: (c) =>
+      act(
+        c,
+        () => addMember(c.env.DB, c.var.signedIn.accountId, actorOf(c), formFields(c, addForm)),
+        '/dashboard/members?done=added',
+        (notice) => membersPage(c, notice),
+      ),
+  },
+  {
+    method: 'post',
+    path: '/dashboard/members/:memberId/role',
+    access: 'manage_members',
+    handler: (c) =>
+      act(
+        c,
+        () => changeRole(c.env.DB, c.var.signedIn.accountId, actorOf(c), memberId(c), formFields(c, roleForm).role),
+        '/dashboard/members?done=role',
+        (notice) => membersPage(c, notice),
+      ),
+  },
+  {
+    method: 'post',
+    path: '/dashboard/members/:memberId/remove',
+    access: 'manage_members',
+    handler: (c) =>
+      act(
+        c,
+        () => removeMember(c.env.DB, c.var.signedIn.accountId, actorOf(c), memberId(c)),
+        '/dashboard/members?done=removed',
+        (notice) => membersPage(c, notice),
+      ),
+  },
+  {
+    method: 'post',
+    path: '/dashboard/members/:memberId/sign-out',
+    access: 'manage_members',
+    handler: (c) =>
+      act(
+        c,
+        () => signOutMember(c.env.DB, c.var.signedIn.accountId, actorOf(c), memberId(c)),
+        '/dashboard/members?done=signed-out',
+        (notice) => membersPage(c, notice),
+      ),
+  },
+];

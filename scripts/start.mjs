@@ -189,6 +189,17 @@ async function ensureDemoAccount(adminToken) {
   return demo;
 }
 
+/** The demo account's owner in the dashboard: the sign-in code for it arrives in the local inbox. */
+const DEMO_OWNER = 'owner@demo.postcode.dev';
+
+/** Makes DEMO_OWNER the demo account's owner (already one from an earlier run: nothing to do). */
+async function ensureDemoOwner(adminToken, accountId) {
+  const body = { email: DEMO_OWNER, role: 'owner' };
+  const res = await api(`/admin/v1/accounts/${accountId}/members`, { method: 'POST', token: adminToken, body });
+  if (res.status !== 201 && res.status !== 409)
+    throw new Error(`demo owner: ${res.status} ${JSON.stringify(res.json)}`);
+}
+
 /** Applies the local D1 migrations; one line says what happened (wrangler's tables only when it fails). */
 function applyMigrations() {
   const migrate = spawnSync(
@@ -308,15 +319,24 @@ async function main() {
   setInterval(sweep, SWEEP_SECONDS * 1000).unref();
 
   const demo = await ensureDemoAccount(vars.ADMIN_TOKEN);
+  await ensureDemoOwner(vars.ADMIN_TOKEN, demo.accountId);
   demoMailKey = demo.mailKey;
   mkdirSync(STATE_DIR, { recursive: true });
   writeFileSync(
     join(STATE_DIR, 'postcode-ready.json'),
-    JSON.stringify({ baseUrl, adminToken: vars.ADMIN_TOKEN, dnsUrl: dns.url, senderEmail: DEMO_SENDER, ...demo }),
+    JSON.stringify({
+      baseUrl,
+      adminToken: vars.ADMIN_TOKEN,
+      dnsUrl: dns.url,
+      senderEmail: DEMO_SENDER,
+      dashboardOwner: DEMO_OWNER,
+      ...demo,
+    }),
   );
   log('ready');
   console.log(`
   postcode is running at ${baseUrl}
+  dashboard:             ${baseUrl}/dashboard  (sign in as ${DEMO_OWNER}; the code arrives in the inbox)
   inbox (maildev):       ${SKIP_INBOX ? '(disabled)' : `http://127.0.0.1:${INBOX_PORT}`}
 
   demo account:          ${demo.accountId}

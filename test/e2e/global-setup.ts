@@ -17,6 +17,7 @@ export type E2eService = {
   accountId: string;
   mailKey: string;
   serverOtpKey: string;
+  dashboardOwner: string;
 };
 
 declare module 'vitest' {
@@ -60,6 +61,7 @@ export default async function setup(project: TestProject) {
     accountId: ready.accountId,
     mailKey: ready.mailKey,
     serverOtpKey: ready.serverOtpKey,
+    dashboardOwner: ready.dashboardOwner,
   });
   return teardown;
 }

@@ -51,6 +51,8 @@ export type Ready = {
   accountId: string;
   mailKey: string;
   serverOtpKey: string;
+  /** The demo account's owner in the dashboard. */
+  dashboardOwner: string;
 };
 
 export class LocalService {

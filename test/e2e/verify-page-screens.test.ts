@@ -3,19 +3,13 @@
 // screenshot committed under ./screens, and checked for what assistive technology needs (labels in the
 // accessibility tree, where the focus is, a polite live region, no sideways scrolling, touch-sized buttons).
 // UPDATE_SCREENSHOTS=1 writes the screenshots instead of comparing them (look at them before committing).
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import pixelmatch from 'pixelmatch';
 import type { BrowserContext, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { codeFromInbox, launchChromium, type SendData, sendVerification, uniqueEmail, wrongCodeFor } from './browser';
+import { expectScreenshot } from './screens';
 
 const service = inject('e2e');
-const SCREENS = join(import.meta.dirname, 'screens');
-const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-/** Share of pixels that may differ (antialiasing); a changed word or colour moves far more. */
-const MAX_DIFF_RATIO = 0.002;
 
 const WORDS = {
   en: {
@@ -96,26 +90,7 @@ async function wrongCodes(key: string, sent: SendData, code: string, times: numb
 async function expectScreen(page: Page, name: string) {
   const mask = (await page.locator('#email').count()) > 0 ? [page.locator('#email'), page.locator('#code')] : [];
   const shot = await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide', mask });
-  const file = join(SCREENS, `${name}.png`);
-  if (UPDATE) {
-    mkdirSync(SCREENS, { recursive: true });
-    writeFileSync(file, shot);
-    return;
-  }
-  expect(existsSync(file), `${file} is missing: run with UPDATE_SCREENSHOTS=1 and look at it`).toBe(true);
-  const expected = PNG.sync.read(readFileSync(file));
-  const actual = PNG.sync.read(shot);
-  const sizes = { expected: [expected.width, expected.height], actual: [actual.width, actual.height] };
-  expect(sizes.actual, `${name}: size`).toEqual(sizes.expected);
-  const diff = new PNG({ width: actual.width, height: actual.height });
-  const differing = pixelmatch(expected.data, actual.data, diff.data, actual.width, actual.height, { threshold: 0.1 });
-  if (differing / (actual.width * actual.height) > MAX_DIFF_RATIO) {
-    const out = join(SCREENS, '__actual__');
-    mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, `${name}.png`), shot);
-    writeFileSync(join(out, `${name}.diff.png`), PNG.sync.write(diff));
-    expect.fail(`${name}: ${differing} pixels differ from ${file} (see ${out})`);
-  }
+  expectScreenshot(shot, name);
 }
 
 /** What every state needs: the language, the live region's words, where the focus is, and a phone-sized layout. */

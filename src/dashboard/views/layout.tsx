@@ -73,3 +73,8 @@ export const Notice = (props: { tone: 'ok' | 'error'; children: Child }) => (
     {props.children}
   </div>
 );
+
+/** A moment as the dashboard shows it: UTC to the minute (`seconds` for the audit log), machine-readable. */
+export const When = (props: { iso: string; seconds?: boolean }) => (
+  <time datetime={props.iso}>{`${props.iso.slice(0, props.seconds ? 19 : 16).replace('T', ' ')} UTC`}</time>
+);

@@ -34,13 +34,15 @@ h1 { font-size: 1.5rem; margin: 0 0 1rem; }
 h2 { font-size: 1.15rem; margin: 1.5rem 0 .75rem; }
 p.muted, .muted { color: var(--muted); }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; margin-bottom: 1rem; }
+.panel > :first-child { margin-top: 0; }
 .narrow { max-width: 26rem; margin: 3rem auto; }
 .table-wrap { overflow-x: auto; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 th, td { text-align: left; padding: .55rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 tr:last-child td { border-bottom: 0; }
-form.inline { display: inline-flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin: 0; }
+form.inline { display: inline-flex; flex-wrap: wrap; gap: .5rem .75rem; align-items: end; margin: 0; }
+.actions { display: flex; flex-wrap: wrap; gap: .4rem; }
 form.stack { display: grid; gap: .75rem; }
 label { font-weight: 600; font-size: .9rem; display: grid; gap: .3rem; }
 input, select, textarea { font: inherit; color: var(--text); background: var(--bg); border: 1px solid var(--muted);
@@ -60,6 +62,12 @@ footer { color: var(--muted); font-size: .85rem; padding: 1rem 1.25rem; text-ali
 @media (max-width: 40rem) {
   main { padding: .75rem; }
   header.top form { margin-left: 0; }
-  th, td { padding: .45rem .5rem; }
+  /* Tables become one card per row, each cell under its column's name. */
+  table.cards thead { display: none; }
+  table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; }
+  table.cards tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  table.cards tr:last-child { border-bottom: 0; }
+  table.cards td { border: 0; padding: .25rem .75rem; }
+  table.cards td[data-label]::before { content: attr(data-label); display: block; font-size: .8rem; color: var(--muted); }
 }
 `;

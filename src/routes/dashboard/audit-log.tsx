@@ -1,4 +1,7 @@
 // The audit log: who did what in the account, newest first, 50 to a page.
+
+import { When } from '../../dashboard/views/layout';
+import { Table } from '../../dashboard/views/table';
 import { listAuditLog } from '../../db/audit-log';
 import { replicaReads } from '../../db/reads';
 import { pageQuery, pageRequest } from '../../schemas/common';
@@ -34,32 +37,17 @@ export const auditPages: PageDeclaration[] = [
           <p class="muted">
             {page.total} entries. Who did what in this account: members in the dashboard, and the operator.
           </p>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">When (UTC)</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">What</th>
-                  <th scope="col">On</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((entry) => (
-                  <tr>
-                    <td>{entry.createdAt.slice(0, 19).replace('T', ' ')}</td>
-                    <td>{entry.actor}</td>
-                    <td>
-                      <code>{entry.action}</code>
-                    </td>
-                    <td>{entry.target ?? ''}</td>
-                    <td>{detailText(entry.detail)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            columns={['When', 'Who', 'What', 'On', 'Detail']}
+            rows={page.items.map((entry) => [
+              <When iso={entry.createdAt} seconds />,
+              entry.actor,
+              <code>{entry.action}</code>,
+              entry.target ?? '',
+              detailText(entry.detail),
+            ])}
+            empty="Nothing yet."
+          />
           <nav class="pager" aria-label="Pages">
             {request.page > 1 ? <a href="/dashboard/audit-log">Newest</a> : null}
             {page.nextCursor ? <a href={`/dashboard/audit-log?after=${page.nextCursor}`}>Older</a> : null}

@@ -3,7 +3,8 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { type Actor, addMember, changeRole, removeMember, signOutMember } from '../../dashboard/members';
 import { can, canManageRole, ROLE_SUMMARY, ROLES, type Role } from '../../dashboard/roles';
-import { Csrf, Notice } from '../../dashboard/views/layout';
+import { Csrf, Notice, When } from '../../dashboard/views/layout';
+import { Table } from '../../dashboard/views/table';
 import { listMembers, type Member } from '../../db/members';
 import { ApiError } from '../../errors';
 import { emailAddress } from '../../schemas/common';
@@ -33,9 +34,9 @@ const memberId = (c: Context<PageEnv>) => {
   return id;
 };
 
-function RoleSelect(props: { grantable: Role[]; selected?: Role; label?: string; id?: string }) {
+function RoleSelect(props: { grantable: Role[]; selected: Role; label: string }) {
   return (
-    <select name="role" id={props.id} aria-label={props.label}>
+    <select name="role" aria-label={props.label}>
       {props.grantable.map((r) => (
         <option value={r} selected={r === props.selected}>
           {r}
@@ -45,49 +46,37 @@ function RoleSelect(props: { grantable: Role[]; selected?: Role; label?: string;
   );
 }
 
-function MemberRow(props: { member: Member; viewer: Role; csrf: string; self: boolean }) {
+/** A member's controls, for a role that may manage it. */
+function MemberActions(props: { member: Member; viewer: Role; csrf: string }) {
   const { member, viewer, csrf } = props;
-  const manageable = canManageRole(viewer, member.role);
-  const grantable = ROLES.filter((r) => canManageRole(viewer, r));
+  if (!canManageRole(viewer, member.role)) return <span class="muted">—</span>;
   const base = `/dashboard/members/${member.id}`;
   return (
-    <tr>
-      <td>
-        {member.email}
-        {props.self ? <span class="muted"> (you)</span> : null}
-      </td>
-      <td>
-        <span class="badge">{member.role}</span>
-      </td>
-      <td>{member.createdAt.slice(0, 10)}</td>
-      <td>
-        {manageable ? (
-          <div class="actions">
-            <form class="inline" method="post" action={`${base}/role`}>
-              <Csrf token={csrf} />
-              <RoleSelect grantable={grantable} selected={member.role} label={`Role of ${member.email}`} />
-              <button type="submit" class="secondary">
-                Change role
-              </button>
-            </form>
-            <form class="inline" method="post" action={`${base}/sign-out`}>
-              <Csrf token={csrf} />
-              <button type="submit" class="secondary">
-                Sign out everywhere
-              </button>
-            </form>
-            <form class="inline" method="post" action={`${base}/remove`}>
-              <Csrf token={csrf} />
-              <button type="submit" class="danger">
-                Remove
-              </button>
-            </form>
-          </div>
-        ) : (
-          <span class="muted">—</span>
-        )}
-      </td>
-    </tr>
+    <div class="actions">
+      <form class="inline" method="post" action={`${base}/role`}>
+        <Csrf token={csrf} />
+        <RoleSelect
+          grantable={ROLES.filter((r) => canManageRole(viewer, r))}
+          selected={member.role}
+          label={`Role of ${member.email}`}
+        />
+        <button type="submit" class="secondary">
+          Change role
+        </button>
+      </form>
+      <form class="inline" method="post" action={`${base}/sign-out`}>
+        <Csrf token={csrf} />
+        <button type="submit" class="secondary">
+          Sign out everywhere
+        </button>
+      </form>
+      <form class="inline" method="post" action={`${base}/remove`}>
+        <Csrf token={csrf} />
+        <button type="submit" class="danger">
+          Remove
+        </button>
+      </form>
+    </div>
   );
 }
 
@@ -112,33 +101,32 @@ async function membersPage(c: Context<PageEnv>, notice?: unknown) {
               Email address
               <input type="email" name="email" required autocomplete="off" />
             </label>
-            <label for="new-member-role">Role</label>
-            <RoleSelect
-              id="new-member-role"
-              grantable={ROLES.filter((r) => canManageRole(signedIn.role, r))}
-              selected="developer"
-            />
+            <label>
+              Role
+              <select name="role" id="new-member-role">
+                {ROLES.filter((r) => canManageRole(signedIn.role, r)).map((r) => (
+                  <option value={r} selected={r === 'developer'}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            </label>
             <button type="submit">Add member</button>
           </form>
         </section>
       ) : null}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Address</th>
-              <th scope="col">Role</th>
-              <th scope="col">Added</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {members.map((member) => (
-              <MemberRow member={member} viewer={signedIn.role} csrf={csrf} self={member.id === signedIn.memberId} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        columns={['Address', 'Role', 'Added', 'Actions']}
+        rows={members.map((member) => [
+          <>
+            {member.email}
+            {member.id === signedIn.memberId ? <span class="muted"> (you)</span> : null}
+          </>,
+          <span class="badge">{member.role}</span>,
+          <When iso={member.createdAt} />,
+          <MemberActions member={member} viewer={signedIn.role} csrf={csrf} />,
+        ])}
+      />
       <h2>Roles</h2>
       <ul>
         {ROLES.map((r) => (

@@ -38,10 +38,17 @@ const MAX_FORM_BYTES = 256 * 1024;
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** No script from anywhere but the dashboard, no framing, forms posting only here. */
-const HEADERS = pageHeaders(
-  "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'",
-);
+/**
+ * No script from anywhere but the dashboard, no framing, forms posting only here. The referrer goes to the
+ * dashboard itself only: with none at all, a browser's form posts carry `Origin: null`, which the origin check
+ * must refuse.
+ */
+const HEADERS = {
+  ...pageHeaders(
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'",
+  ),
+  'Referrer-Policy': 'same-origin',
+};
 
 /** The form of a POST: URL-encoded, strict UTF-8, at most 256 KiB. */
 async function readForm(c: Context): Promise<URLSearchParams> {

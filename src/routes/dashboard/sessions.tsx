@@ -1,7 +1,8 @@
 // Sessions: the browsers signed in with your address (revocable), and the accounts your address is a member of.
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { Csrf, Notice } from '../../dashboard/views/layout';
+import { Csrf, Notice, When } from '../../dashboard/views/layout';
+import { Table } from '../../dashboard/views/table';
 import { liveSessionsOf, revokeSessionOf, switchSessionMember } from '../../db/dashboard-sessions';
 import { membershipsOf } from '../../db/members';
 import { ApiError } from '../../errors';
@@ -32,41 +33,25 @@ async function sessionsPage(c: Context<PageEnv>, notice?: unknown) {
       <p class="muted">
         The browsers signed in as {signedIn.email}. A session lasts 30 days; sign out any you do not recognise.
       </p>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Signed in</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Browser</th>
-              <th scope="col">IP</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sessions.map((session) => (
-              <tr>
-                <td>{session.createdAt.slice(0, 16).replace('T', ' ')}</td>
-                <td>{session.lastSeenAt.slice(0, 16).replace('T', ' ')}</td>
-                <td>{session.userAgent ?? '—'}</td>
-                <td>{session.ip ?? '—'}</td>
-                <td>
-                  {session.id === signedIn.id ? (
-                    <span class="badge">this browser</span>
-                  ) : (
-                    <form class="inline" method="post" action={`/dashboard/sessions/${session.id}/revoke`}>
-                      <Csrf token={csrf} />
-                      <button type="submit" class="danger">
-                        Sign out
-                      </button>
-                    </form>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        columns={['Signed in', 'Last seen', 'Browser', 'IP', 'Actions']}
+        rows={sessions.map((session) => [
+          <When iso={session.createdAt} />,
+          <When iso={session.lastSeenAt} />,
+          session.userAgent ?? '—',
+          session.ip ?? '—',
+          session.id === signedIn.id ? (
+            <span class="badge">this browser</span>
+          ) : (
+            <form class="inline" method="post" action={`/dashboard/sessions/${session.id}/revoke`}>
+              <Csrf token={csrf} />
+              <button type="submit" class="danger">
+                Sign out
+              </button>
+            </form>
+          ),
+        ])}
+      />
       {memberships.length > 1 ? (
         <section class="panel" aria-labelledby="accounts">
           <h2 id="accounts">Your accounts</h2>

@@ -11,7 +11,7 @@ describe('GET /dashboard/audit-log', () => {
     await browser.post('/dashboard/members', { email: invitee, role: 'viewer' });
     const page = await browser.get('/dashboard/audit-log');
     expect(page.status).toBe(200);
-    const added = page.text.indexOf(`member.added</code></td><td>${invitee}`);
+    const added = page.text.indexOf(`member.added</code></td><td data-label="On">${invitee}`);
     const signedIn = page.text.indexOf('member.signed_in');
     expect(added).toBeGreaterThan(-1);
     expect(signedIn).toBeGreaterThan(added);
@@ -37,7 +37,7 @@ describe('GET /dashboard/audit-log', () => {
     const older = /href="(\/dashboard\/audit-log\?after=[A-Za-z0-9_-]+)"/.exec(first.text)![1]!;
     const second = await browser.get(older);
     expect(second.status).toBe(200);
-    const rows = (html: string) => html.match(/<tr><td>/g)?.length ?? 0;
+    const rows = (html: string) => html.match(/<tr><td/g)?.length ?? 0;
     expect(rows(first.text) + rows(second.text)).toBe(62); // 60, the operator's addition and the sign-in
     expect(rows(first.text)).toBe(50);
     const stranger = await signedInMember('owner');

@@ -17,6 +17,7 @@ import { emailRoutes } from './routes/emails';
 import { instantOtpRoutes, otpCors } from './routes/instant-otp';
 import { memberRoutes } from './routes/members';
 import { metaRoutes } from './routes/meta';
+import { metricsRoutes } from './routes/metrics';
 import { sendLogRoutes } from './routes/send-log';
 import { senderRoutes } from './routes/senders';
 import { suppressionRoutes } from './routes/suppressions';
@@ -62,6 +63,7 @@ export function buildApp() {
   app.route('/', senderRoutes);
   app.route('/', adminListRoutes);
   app.route('/', memberRoutes);
+  app.route('/', metricsRoutes);
   app.route('/', dashboardRoutes);
   app.route('/', docsRoutes(app));
 

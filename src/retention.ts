@@ -37,12 +37,13 @@ export async function deleteExpired(env: Bindings, now = new Date()): Promise<Re
     'idempotencyRecords',
     new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
   );
-  if (days === 0) return { emails: 0, webhookDeliveries: 0, otpHistory: 0, idempotencyRecords };
+  if (days === 0) return { emails: 0, webhookDeliveries: 0, otpHistory: 0, otpOutcomes: 0, idempotencyRecords };
   const cutoff = new Date(now.getTime() - days * DAY_MS);
   return {
     emails: await deleteEmailsBefore(env, cutoff),
     webhookDeliveries: await deleteRows(env.DB, 'webhookDeliveries', cutoff),
     otpHistory: await deleteRows(env.DB, 'otpHistory', cutoff),
+    otpOutcomes: await deleteRows(env.DB, 'otpOutcomes', cutoff),
     idempotencyRecords,
   };
 }

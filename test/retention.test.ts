@@ -9,6 +9,7 @@ import { RETENTION_BATCHES_PER_RUN, RETENTION_EMAIL_BATCH, RETENTION_ROW_BATCH }
 import { call, newAccount } from './support/api';
 import {
   accountRows,
+  countedOf,
   DAY_MS,
   daysAgo,
   rowsOfEmail,
@@ -132,8 +133,17 @@ describe('retention: webhook deliveries, OTP history, idempotency records', () =
            'delivered', ?2, ?2)`,
       ).bind(accountId, Date.parse(daysAgo(29))),
     ]);
+    const counted = await countedOf(accountId);
+    expect(counted).toBe(9); // each of the 3 sessions: sent, verified, and its time to verify
     await scheduledRun();
-    expect(await accountRows(accountId)).toMatchObject({ otpHistory: 2, idempotencyRecords: 1, webhookDeliveries: 2 });
+    expect(await accountRows(accountId)).toMatchObject({
+      otpHistory: 2,
+      otpOutcomes: 2,
+      idempotencyRecords: 1,
+      webhookDeliveries: 2,
+    });
+    // The metrics' counters outlive the facts they counted.
+    expect(await countedOf(accountId)).toBe(counted);
     const left = await env.DB.prepare(
       `SELECT id FROM webhook_deliveries WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE account_id = ?)
        ORDER BY id`,
@@ -259,6 +269,7 @@ describe('retention: steady load', () => {
         recipients: 2 * emailsPerDay * kept,
         webhookDeliveries: 2 * emailsPerDay * kept,
         otpHistory: (emailsPerDay / 3) * kept,
+        otpOutcomes: (emailsPerDay / 3) * kept,
         idempotencyRecords: emailsPerDay / 3,
       });
       const objects = await env.ATTACHMENTS.list({ limit: 1000 });

@@ -1,6 +1,7 @@
 import { newId } from '../ids';
 import type { OtpChannel, VerificationEntry } from '../otp/session';
 import { otpEvent } from '../webhooks/produce';
+import { otpOutcomeInsert } from './otp-outcomes';
 import type { D1Reader } from './reads';
 import { isoOf, msOf } from './time';
 import { deliveriesInsert, insertedIds } from './webhooks';
@@ -18,7 +19,7 @@ const toVerification = (row: Row): OtpVerification => ({
 
 /**
  * Idempotent: a session has at most one row (a second write of the same session is ignored), and its
- * `otp.verified` / `email_verification.verified` event is recorded with the row, once. Returns the
+ * `otp.verified` / `email_verification.verified` event and its outcome are recorded with the row, once. Returns the
  * webhook deliveries to queue.
  */
 export async function recordVerification(db: D1Database, entry: VerificationEntry): Promise<string[]> {
@@ -38,6 +39,14 @@ export async function recordVerification(db: D1Database, entry: VerificationEntr
         msOf(entry.verifiedAt),
       ),
     deliveriesInsert(db, entry.accountId, [otpEvent(type, entry)], msOf(entry.verifiedAt), 'changes() > 0'),
+    otpOutcomeInsert(db, {
+      sessionId: entry.sessionId,
+      accountId: entry.accountId,
+      channel: entry.channel,
+      outcome: 'verified',
+      sentAt: msOf(entry.sentAt),
+      endedAt: msOf(entry.verifiedAt),
+    }),
   ]);
   return insertedIds(deliveries);
 }

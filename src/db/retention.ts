@@ -63,6 +63,7 @@ const EXPIRING = {
     clock: 'ms',
   },
   otpHistory: { table: 'otp_verifications', where: '1', time: 'verified_at', clock: 'ms' },
+  otpOutcomes: { table: 'otp_outcomes', where: '1', time: 'ended_at', clock: 'ms' },
   idempotencyRecords: { table: 'idempotency_records', where: '1', time: 'created_at', clock: 'iso' },
 } as const;
 

@@ -158,7 +158,14 @@ export class OtpRecipient extends DurableObject {
     const { pruneAt } = this.logs.hit(FAILURES, failureLimit, now);
     if (attempts >= row.max_attempts) {
       const session = { sessionId: row.id, email: row.email, channel: row.channel };
-      this.outbox.add(row.id, { kind: 'locked', accountId: row.account_id, session }, now);
+      const fact = {
+        kind: 'locked',
+        accountId: row.account_id,
+        session,
+        sentAt: row.created_at,
+        endedAt: now,
+      } as const;
+      this.outbox.add(row.id, fact, now);
     }
     // The fact's bound first: the clean-up's time, later, then changes nothing but what `settle` goes back to.
     if (attempts >= row.max_attempts) await this.alarmClock.bound(now + FLUSH_AFTER_MS);
@@ -198,6 +205,7 @@ export class OtpRecipient extends DurableObject {
   async alarm(): Promise<void> {
     this.alarmClock.ringing();
     const now = Date.now();
+    this.outbox.addExpired(now - KEEP_AFTER_EXPIRY_MS, now);
     for (const { sessionId, fact } of this.outbox.due(now)) {
       try {
         await writeSessionFact(this.env as Cloudflare.Env, fact);

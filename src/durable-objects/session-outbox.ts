@@ -4,9 +4,13 @@
 import type { OtpChannel, VerificationEntry } from '../otp/session';
 import type { SqlExec } from './hit-logs';
 
+type SessionRef = { sessionId: string; email: string; channel: OtpChannel };
+
+/** `sentAt` and `endedAt` are epoch milliseconds (a lock kept before they were recorded has neither). */
 export type SessionFact =
   | { kind: 'verified'; entry: VerificationEntry }
-  | { kind: 'locked'; accountId: string; session: { sessionId: string; email: string; channel: OtpChannel } };
+  | { kind: 'locked'; accountId: string; session: SessionRef; sentAt?: number; endedAt?: number }
+  | { kind: 'expired'; accountId: string; session: SessionRef; sentAt: number; endedAt: number };
 
 /** A fact still here this long after it happened is written by the alarm. */
 export const FLUSH_AFTER_MS = 60_000;
@@ -17,6 +21,21 @@ export class SessionOutbox {
 
   add(sessionId: string, fact: SessionFact, now: number): void {
     this.sql.exec('UPDATE otp_sessions SET fact = ?, fact_at = ? WHERE id = ?', JSON.stringify(fact), now, sessionId);
+  }
+
+  /**
+   * Sessions that expired pending, past their keep time, get an `expired` fact: D1 learns how they ended
+   * before their rows go (a row with a fact is not pruned).
+   */
+  addExpired(keptUntil: number, now: number): void {
+    this.sql.exec(
+      `UPDATE otp_sessions SET fact = json_object('kind', 'expired', 'accountId', account_id,
+         'session', json_object('sessionId', id, 'email', email, 'channel', channel),
+         'sentAt', created_at, 'endedAt', expires_at), fact_at = ?
+       WHERE state = 'pending' AND expires_at <= ? AND fact IS NULL`,
+      now,
+      keptUntil,
+    );
   }
 
   settle(sessionId: string, kind: SessionFact['kind']): void {

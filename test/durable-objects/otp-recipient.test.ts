@@ -3,6 +3,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { FLUSH_AFTER_MS } from '../../src/durable-objects/session-outbox';
 import { newSessionId, sessionObjectIdOf } from '../../src/ids';
 import type { NewOtpSession } from '../../src/otp/session';
 import { call, expectError, newAccount, uniqueAddress } from '../support/api';
@@ -194,10 +195,10 @@ describe('OtpRecipient alarm', () => {
     const firstSend = Date.now();
     await stub.start(old, SEND_LIMIT);
     await stub.start(live, SEND_LIMIT);
-    // A day later for `old` only: moved past its keep time by hand, then the alarm runs.
+    // A day later for `old` only (verified, D1 has its fact): moved past its keep time by hand, then the alarm runs.
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec(
-        'UPDATE otp_sessions SET expires_at = ? WHERE id = ?',
+        "UPDATE otp_sessions SET expires_at = ?, state = 'verified' WHERE id = ?",
         Date.now() - KEEP_AFTER_EXPIRY_MS - 1000,
         old.sessionId,
       );
@@ -214,6 +215,34 @@ describe('OtpRecipient alarm', () => {
     expect((await stub.start(newSession(id), SEND_LIMIT)).allowed).toBe(false);
   });
 
+  it('a session that expired pending is recorded in D1 as expired before its row goes', async () => {
+    const { id, stub } = recipient();
+    const session = newSession(id);
+    await stub.start(session, SEND_LIMIT);
+    const expiredAt = Date.now() - KEEP_AFTER_EXPIRY_MS - 1000;
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec('UPDATE otp_sessions SET expires_at = ? WHERE id = ?', expiredAt, session.sessionId);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // Kept, with its fact owed to D1, and the alarm back within FLUSH_AFTER_MS to write it.
+    expect((await storedSessions(stub)).map((s) => s.id)).toEqual([session.sessionId]);
+    const next = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    expect(next!).toBeLessThanOrEqual(Date.now() + FLUSH_AFTER_MS + 1000);
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec(
+        'UPDATE otp_sessions SET fact_at = ? WHERE id = ?',
+        Date.now() - FLUSH_AFTER_MS,
+        session.sessionId,
+      );
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const outcome = await env.DB.prepare('SELECT outcome, sent_at, ended_at FROM otp_outcomes WHERE session_id = ?')
+      .bind(session.sessionId)
+      .first();
+    expect(outcome).toEqual({ outcome: 'expired', sent_at: expect.any(Number), ended_at: expiredAt });
+    expect(await storedSessions(stub)).toEqual([]);
+  });
+
   it('a send schedules the alarm no later than its first clean-up', async () => {
     const { id, stub } = recipient();
     const before = Date.now();
@@ -226,9 +255,12 @@ describe('OtpRecipient alarm', () => {
   it('after the alarm has run with nothing left, the next send sets a new one (the remembered time is not stale)', async () => {
     const { id, stub } = recipient();
     await stub.start(newSession(id), SEND_LIMIT);
-    // Everything past its keep time: the alarm deletes it all and sets nothing.
+    // Everything past its keep time (the session locked, D1 has its fact): the alarm deletes it all, sets nothing.
     await runInDurableObject(stub, (_instance, state) => {
-      state.storage.sql.exec('UPDATE otp_sessions SET expires_at = ?', Date.now() - KEEP_AFTER_EXPIRY_MS - 1000);
+      state.storage.sql.exec(
+        "UPDATE otp_sessions SET expires_at = ?, state = 'locked'",
+        Date.now() - KEEP_AFTER_EXPIRY_MS - 1000,
+      );
       state.storage.sql.exec('UPDATE log_hits SET at = ?', Date.now() - 3600_000 - 1000);
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);

@@ -17,7 +17,7 @@ const SCHEMES = ['light', 'dark'] as const;
 /** Members this test adds to the demo account (the e2e service starts from an empty state). */
 const DEVELOPER = 'developer@demo.postcode.dev';
 const VIEWER = 'viewer@demo.postcode.dev';
-const SIGNED_IN_PAGES = ['members', 'sessions', 'audit-log'] as const;
+const SIGNED_IN_PAGES = ['overview', 'members', 'sessions', 'audit-log'] as const;
 
 type MemberList = { members: { email: string; role: string }[] };
 
@@ -37,7 +37,7 @@ async function signIn(page: Page, email: string) {
   await page.getByRole('heading', { name: 'Check your email' }).waitFor();
   await page.getByLabel('Code').fill(await codeFromInbox(service, email));
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Members' }).waitFor();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }
 
 /** axe-core's serious and critical violations on the page (run in the page, as a browser extension would). */
@@ -51,9 +51,15 @@ async function seriousViolations(page: Page) {
     .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-/** What changes from run to run (times, session ids, the browser's name) is masked in screenshots. */
+/**
+ * What changes from run to run is masked in screenshots: times, session ids, the browser's name, and the
+ * overview's figures (the other e2e files send through the demo account too).
+ */
 const volatile = (page: Page) => [
   page.locator('time'),
+  page.locator('svg.chart'),
+  page.locator('.stat .value, .stat .label:nth-child(3)'),
+  page.locator('section[aria-labelledby=codes] td:not(:first-child)'),
   page.locator('td', { hasText: /^dss_[a-z2-7]+$/ }),
   page.locator('td', { hasText: /Mozilla/ }),
 ];
@@ -82,7 +88,29 @@ describe('the dashboard in Chromium', () => {
     expect(await ownerPage.locator('header .account').textContent()).toContain(service.dashboardOwner);
   });
 
+  it('Overview: mail sent through the API shows in the figures of the metrics API', async () => {
+    const res = await fetch(`${service.baseUrl}/api/v1/emails`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${service.mailKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ to: 'overview@example.com', subject: 'Overview', text: 'hi' }),
+    });
+    expect(res.status).toBe(200);
+    const metrics = async () =>
+      (
+        (await (
+          await fetch(`${service.baseUrl}/api/v1/metrics`, { headers: { Authorization: `Bearer ${service.mailKey}` } })
+        ).json()) as { data: { emails: { totals: { sent: number } } } }
+      ).data.emails.totals.sent;
+    await expect.poll(metrics, { timeout: 15_000 }).toBeGreaterThan(0);
+    const sent = await metrics();
+    await ownerPage.reload();
+    const shown = await ownerPage.locator('.stat').filter({ hasText: /^Sent/ }).locator('.value').textContent();
+    expect(Number(shown)).toBeGreaterThanOrEqual(sent);
+    expect(await ownerPage.getByRole('img', { name: 'Mail per day, last 7 days' }).isVisible()).toBe(true);
+  });
+
   it('Members: the owner adds a developer and a viewer; the operator API lists them', async () => {
+    await ownerPage.getByRole('link', { name: 'Members' }).click();
     for (const [email, role] of [
       [DEVELOPER, 'developer'],
       [VIEWER, 'viewer'],

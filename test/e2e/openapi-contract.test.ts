@@ -204,6 +204,8 @@ describe('OpenAPI document', () => {
     await check('GET', detail, `/api/v1/emails/${queued.id}`, { token: mailKey });
     await check('GET', detail, '/api/v1/emails/em_unknown', { token: mailKey });
     await check('GET', '/api/v1/emails', `/api/v1/emails?status=SENT&to=${encodeURIComponent(to)}`, { token: mailKey });
+    await check('GET', '/api/v1/metrics', '/api/v1/metrics?granularity=hour', { token: mailKey });
+    await check('GET', '/api/v1/metrics', '/api/v1/metrics?granularity=week', { token: mailKey });
 
     // Sending features: a rich email and its detail, the tag filter, the batch, scheduling, cancel and move
     const rich = (

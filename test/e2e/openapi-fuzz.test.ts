@@ -56,6 +56,8 @@ const BEYOND_SCHEMA: RegExp[] = [
   /^(emails\[\d+\]\.)?tags: must not repeat a tag name/,
   // The placeholders a stored template needs are data, not schema.
   /^(emails\[\d+\]\.)?vars: missing values for /,
+  // The metrics' period: `from` before `to`, and at most so many days before it, a rule across two parameters.
+  /^from: (must be before to|at most \d+ days before to by the (day|hour))$/,
   // A cursor is a value a page of the list answered (`nextCursor`), not a form a schema can describe.
   /^after: expected the nextCursor of a page of this list$/,
   // "page or after, not both": OpenAPI has no way to say two query parameters exclude each other.

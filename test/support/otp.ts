@@ -1,5 +1,5 @@
 // OTP test helpers shared by the route tests: session objects, expiry, wrong codes, seeded history.
-import { runInDurableObject } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import { newSessionId, sessionObjectIdOf } from '../../src/ids';
@@ -30,7 +30,9 @@ export const wrongCode = (code: string) => code.slice(0, -1) + String((Number(co
 export const sessionStub = (sessionId: string) =>
   env.OTP_RECIPIENT.get(env.OTP_RECIPIENT.idFromString(sessionObjectIdOf(sessionId)!));
 
-export { KEEP_AFTER_EXPIRY_MS } from '../../src/durable-objects/recipient-sessions';
+import { KEEP_AFTER_EXPIRY_MS } from '../../src/durable-objects/recipient-sessions';
+
+export { KEEP_AFTER_EXPIRY_MS };
 
 /** A well-formed session id that names a real recipient object but no session in it. */
 export const unknownSessionId = () =>
@@ -79,4 +81,18 @@ export function expectExpiry(expiresAt: string, window: { before: number; after:
   const at = Date.parse(expiresAt);
   expect(at).toBeGreaterThanOrEqual(window.before + seconds * 1000 - 1000);
   expect(at).toBeLessThanOrEqual(window.after + seconds * 1000 + 1000);
+}
+
+/**
+ * The recipient object's alarm clears a session past its keep time: a session that expired pending first has
+ * its end owed to D1 (`expired`), which the next alarm writes before the row goes. Runs both alarms.
+ */
+export async function clearExpiredSession(sessionId: string) {
+  const stub = sessionStub(sessionId);
+  await expireSession(sessionId, KEEP_AFTER_EXPIRY_MS + 60_000);
+  expect(await runDurableObjectAlarm(stub)).toBe(true);
+  await runInDurableObject(stub, (_instance, state) => {
+    state.storage.sql.exec('UPDATE otp_sessions SET fact_at = ? WHERE id = ?', Date.now() - 120_000, sessionId);
+  });
+  expect(await runDurableObjectAlarm(stub)).toBe(true);
 }

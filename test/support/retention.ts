@@ -110,11 +110,16 @@ export async function rowsOfEmail(email: SeededEmail) {
 
 /** One OTP verification and one idempotency record at `at`. */
 export async function seedHistory(accountId: string, at: string) {
+  const sessionId = `otp_${crypto.randomUUID()}`;
   await env.DB.batch([
     env.DB.prepare(
       `INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at)
        VALUES (?1, ?2, 'backend', ?3, ?4, ?5, ?5)`,
-    ).bind(newId('ver'), accountId, `otp_${crypto.randomUUID()}`, uniqueAddress('verified'), Date.parse(at)),
+    ).bind(newId('ver'), accountId, sessionId, uniqueAddress('verified'), Date.parse(at)),
+    env.DB.prepare(
+      `INSERT INTO otp_outcomes (session_id, account_id, channel, outcome, sent_at, ended_at)
+       VALUES (?1, ?2, 'backend', 'verified', ?3, ?3)`,
+    ).bind(sessionId, accountId, Date.parse(at)),
     env.DB.prepare(
       `INSERT INTO idempotency_records (account_id, test, idem_key, request_hash, claim_id, response_status,
          response_body, created_at) VALUES (?1, 0, ?2, 'hash', 'req', 200, '{}', ?3)`,
@@ -130,9 +135,23 @@ export async function accountRows(accountId: string) {
        (SELECT COUNT(*) FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
          WHERE w.account_id = ?1) AS webhookDeliveries,
        (SELECT COUNT(*) FROM otp_verifications WHERE account_id = ?1) AS otpHistory,
+       (SELECT COUNT(*) FROM otp_outcomes WHERE account_id = ?1) AS otpOutcomes,
        (SELECT COUNT(*) FROM idempotency_records WHERE account_id = ?1) AS idempotencyRecords`,
   )
     .bind(accountId)
-    .first<Record<'emails' | 'recipients' | 'webhookDeliveries' | 'otpHistory' | 'idempotencyRecords', number>>();
+    .first<
+      Record<
+        'emails' | 'recipients' | 'webhookDeliveries' | 'otpHistory' | 'otpOutcomes' | 'idempotencyRecords',
+        number
+      >
+    >();
   return row!;
+}
+
+/** Everything the metrics' counters of an account have counted. */
+export async function countedOf(accountId: string): Promise<number> {
+  const row = await env.DB.prepare('SELECT COALESCE(SUM(n), 0) AS n FROM metric_counts WHERE account_id = ?')
+    .bind(accountId)
+    .first<{ n: number }>();
+  return row!.n;
 }

@@ -4,6 +4,7 @@ import { CSRF_FIELD } from '../browser';
 
 /** The pages in the navigation, in order. */
 export const NAV = [
+  { href: '/dashboard/overview', label: 'Overview' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/audit-log', label: 'Audit log' },
   { href: '/dashboard/sessions', label: 'Sessions' },

@@ -58,6 +58,24 @@ button.danger { background: transparent; color: var(--danger); border-color: var
 code, .code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; background: var(--code); padding: 0 .25rem;
   border-radius: 4px; font-size: .9em; overflow-wrap: anywhere; }
 .pager { display: flex; gap: 1rem; margin-top: 1rem; }
+.cards-row { display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); gap: .75rem; margin-bottom: 1rem; }
+.stat { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: .75rem 1rem; }
+.stat .value { font-size: 1.5rem; font-weight: 700; display: block; }
+.stat .label { color: var(--muted); font-size: .85rem; }
+.tabs { display: flex; gap: .5rem; margin-bottom: 1rem; flex-wrap: wrap; }
+.tabs a { padding: .35rem .8rem; border: 1px solid var(--line); border-radius: 999px; text-decoration: none; color: var(--text); }
+.tabs a[aria-current="page"] { background: var(--accent); color: var(--accent-text); border-color: var(--accent); }
+svg.chart { width: 100%; height: auto; display: block; }
+svg.chart .grid { stroke: var(--line); stroke-width: 1; }
+svg.chart .axis { fill: var(--muted); font-size: 11px; }
+svg.chart polyline { fill: none; stroke-width: 2; vector-effect: non-scaling-stroke; }
+.series-queued { --c: var(--muted); } .series-sent { --c: var(--accent); } .series-delivered { --c: var(--ok); }
+.series-bounced { --c: var(--warn); } .series-complained { --c: #a855f7; } .series-failed { --c: var(--danger); }
+svg.chart .series polyline { stroke: var(--c); }
+svg.chart .series circle { fill: var(--c); }
+.legend { list-style: none; display: flex; flex-wrap: wrap; gap: .5rem 1rem; padding: 0; margin: .5rem 0 0; font-size: .9rem; }
+.swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: 2px; background: var(--c); margin-right: .35rem; vertical-align: -1px; }
+details summary { cursor: pointer; margin: .5rem 0; }
 footer { color: var(--muted); font-size: .85rem; padding: 1rem 1.25rem; text-align: center; }
 @media (max-width: 40rem) {
   main { padding: .75rem; }

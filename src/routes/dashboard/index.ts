@@ -1,10 +1,17 @@
 // The dashboard's pages, in one list: the router and the route-wide browser checks read it.
 import { auditPages } from './audit-log';
 import { memberPages } from './members';
+import { overviewPages } from './overview';
 import { dashboardRouter, type PageDeclaration } from './page';
 import { sessionPages } from './sessions';
 import { signInPages } from './sign-in';
 
-export const DASHBOARD_PAGES: PageDeclaration[] = [...signInPages, ...memberPages, ...sessionPages, ...auditPages];
+export const DASHBOARD_PAGES: PageDeclaration[] = [
+  ...signInPages,
+  ...overviewPages,
+  ...memberPages,
+  ...sessionPages,
+  ...auditPages,
+];
 
 export const dashboardRoutes = dashboardRouter(DASHBOARD_PAGES);

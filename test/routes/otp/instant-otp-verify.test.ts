@@ -1,17 +1,10 @@
 // Instant OTP verify and history (routes 8, 9; interface-v1.md endpoints 8, 9): checking a code, attempts,
 // locks, concurrency and expiry, and the list of verified sessions; decisions.md "Authentication", "One-time codes",
 // "Rate limits". The send route (7): instant-otp-send.test.ts; the legacy aliases (10-12): legacy-otp.test.ts.
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call, codeFromInbox, expectError, newAccount, uniqueAddress } from '../../support/api';
-import {
-  expireSession,
-  ISO,
-  KEEP_AFTER_EXPIRY_MS,
-  sessionStub,
-  unknownSessionId,
-  wrongCode as wrong,
-} from '../../support/otp';
+import { clearExpiredSession, expireSession, ISO, unknownSessionId, wrongCode as wrong } from '../../support/otp';
 import {
   ALLOWED_IP,
   BLOCKED_IP,
@@ -276,14 +269,17 @@ describe('POST /api/v1/instant-otp/verify', () => {
       expectError(await verify(publicToken, { sessionId, email, code }, LEGACY.verify), 404, 'SESSION_NOT_FOUND');
     });
 
-    it('the alarm deletes a session once its keep time after expiry is over; verify → 404', async () => {
+    it('the alarm deletes a session once its keep time after expiry is over (D1 told it expired); verify → 404', async () => {
       const { publicToken } = await newAccount();
       const email = uniqueAddress('alarm');
       const { sessionId, code } = await sendAndRead(publicToken, email);
       expect(await storedRows(sessionId)).toHaveLength(1);
-      await expireSession(sessionId, KEEP_AFTER_EXPIRY_MS + 60_000);
-      expect(await runDurableObjectAlarm(sessionStub(sessionId))).toBe(true);
+      await clearExpiredSession(sessionId);
       expect(await storedRows(sessionId)).toHaveLength(0);
+      const ended = await env.DB.prepare('SELECT outcome FROM otp_outcomes WHERE session_id = ?')
+        .bind(sessionId)
+        .first();
+      expect(ended).toEqual({ outcome: 'expired' });
       expectError(await verify(publicToken, { sessionId, email, code }), 404, 'SESSION_NOT_FOUND');
     });
   });

@@ -1,0 +1,143 @@
+// What an account sent and how its codes converted, over a period, from the hourly counters that triggers keep
+// (migrations/0006_metrics.sql): the metrics API and the dashboard's overview read the same figures.
+import { hourCounts } from './db/metrics';
+import { replicaReads } from './db/reads';
+import { ApiError } from './errors';
+import type { OtpChannel } from './otp/session';
+
+export const EMAIL_METRICS = ['queued', 'sent', 'delivered', 'bounced', 'complained', 'failed', 'suppressed'] as const;
+export type EmailMetric = (typeof EMAIL_METRICS)[number];
+export type EmailCounts = Record<EmailMetric, number>;
+
+export const OTP_CHANNELS = ['instant', 'backend', 'email_verification'] as const;
+/** The bounds (seconds) of the time-to-verify buckets, in order; beyond the last: `inf`. */
+const VERIFY_BOUNDS = [10, 30, 60, 120, 300, 600, 1800, 3600] as const;
+
+export type Granularity = 'day' | 'hour';
+/** The longest period a request may ask for: 92 days, or 14 days by the hour. */
+export const MAX_SPAN_DAYS: Record<Granularity, number> = { day: 92, hour: 14 };
+
+/** A period from a request's `from`, `to` and `granularity`; the defaults end now. 400 for one out of bounds. */
+export function periodOf(query: { from?: Date; to?: Date; granularity: Granularity }) {
+  const to = query.to ?? new Date();
+  const from = query.from ?? new Date(to.getTime() - (query.granularity === 'day' ? 7 : 1) * 86_400_000);
+  if (from >= to) throw new ApiError('INVALID_INPUT', 'from: must be before to');
+  const maxDays = MAX_SPAN_DAYS[query.granularity];
+  if (to.getTime() - from.getTime() > maxDays * 86_400_000) {
+    throw new ApiError('INVALID_INPUT', `from: at most ${maxDays} days before to by the ${query.granularity}`);
+  }
+  return { from, to, granularity: query.granularity };
+}
+const BUCKET_MS: Record<Granularity, number> = { day: 86_400_000, hour: 3_600_000 };
+
+export type OtpFunnel = {
+  sent: number;
+  verified: number;
+  locked: number;
+  expired: number;
+  /** verified / sent; null when none was sent. */
+  conversionRate: number | null;
+  /** The bound of the time-to-verify bucket holding the median; null when none verified or beyond an hour. */
+  medianSecondsToVerify: number | null;
+};
+
+export type Metrics = {
+  from: string;
+  to: string;
+  granularity: Granularity;
+  emails: {
+    totals: EmailCounts;
+    /** Shares of `sent` (recipients); null when none was sent. */
+    rates: { delivered: number | null; bounced: number | null; complained: number | null };
+    series: ({ start: string } & EmailCounts)[];
+  };
+  otp: Record<OtpChannel, OtpFunnel>;
+};
+
+const zeroCounts = (): EmailCounts => ({
+  queued: 0,
+  sent: 0,
+  delivered: 0,
+  bounced: 0,
+  complained: 0,
+  failed: 0,
+  suppressed: 0,
+});
+
+const share = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 10_000) / 10_000);
+
+/** The period as whole buckets: `from` down to its bucket's start, `to` up to the end of its bucket. */
+export function alignedPeriod(from: Date, to: Date, granularity: Granularity) {
+  const size = BUCKET_MS[granularity];
+  const start = Math.floor(from.getTime() / size) * size;
+  const end = Math.ceil(to.getTime() / size) * size;
+  return { start, end: Math.max(end, start + size), size };
+}
+
+function funnelOf(counts: Map<string, number>, channel: OtpChannel): OtpFunnel {
+  const count = (name: string) => counts.get(`otp.${channel}.${name}`) ?? 0;
+  const verified = count('verified');
+  let median: number | null = null;
+  let seen = 0;
+  for (const bound of VERIFY_BOUNDS) {
+    seen += count(`verify_le_${bound}`);
+    if (verified > 0 && seen * 2 >= verified) {
+      median = bound;
+      break;
+    }
+  }
+  const sent = count('sent');
+  return {
+    sent,
+    verified,
+    locked: count('locked'),
+    expired: count('expired'),
+    conversionRate: share(verified, sent),
+    medianSecondsToVerify: median,
+  };
+}
+
+/** The metrics of an account's mode (test keys see test mail only, and no codes) over [from, to). */
+export async function readMetrics(
+  db: D1Database,
+  accountId: string,
+  test: boolean,
+  period: { from: Date; to: Date; granularity: Granularity },
+): Promise<Metrics> {
+  const { start, end, size } = alignedPeriod(period.from, period.to, period.granularity);
+  const rows = await hourCounts(replicaReads(db), accountId, test, start, end);
+  const buckets = Array.from({ length: (end - start) / size }, (_, i) => ({
+    start: new Date(start + i * size).toISOString(),
+    ...zeroCounts(),
+  }));
+  const totals = zeroCounts();
+  const otpCounts = new Map<string, number>();
+  for (const row of rows) {
+    if ((EMAIL_METRICS as readonly string[]).includes(row.metric)) {
+      const metric = row.metric as EmailMetric;
+      buckets[Math.floor((row.hour - start) / size)]![metric] += row.n;
+      totals[metric] += row.n;
+    } else {
+      otpCounts.set(row.metric, (otpCounts.get(row.metric) ?? 0) + row.n);
+    }
+  }
+  return {
+    from: new Date(start).toISOString(),
+    to: new Date(end).toISOString(),
+    granularity: period.granularity,
+    emails: {
+      totals,
+      rates: {
+        delivered: share(totals.delivered, totals.sent),
+        bounced: share(totals.bounced, totals.sent),
+        complained: share(totals.complained, totals.sent),
+      },
+      series: buckets,
+    },
+    otp: {
+      instant: funnelOf(otpCounts, 'instant'),
+      backend: funnelOf(otpCounts, 'backend'),
+      email_verification: funnelOf(otpCounts, 'email_verification'),
+    },
+  };
+}

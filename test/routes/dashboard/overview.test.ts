@@ -1,0 +1,56 @@
+// The overview page: the metrics API's figures for the signed-in account, drawn and tabulated.
+import { describe, expect, it } from 'vitest';
+import { admin, call, uniqueAddress, waitForStatus } from '../../support/api';
+import { signedInMember } from '../../support/dashboard';
+
+async function sentMail(accountId: string, mode: 'live' | 'test') {
+  const key = await admin<{ key: string }>('POST', `/admin/v1/accounts/${accountId}/api-keys`, {
+    scopes: ['mail_api'],
+    mode,
+  });
+  const res = await call<{ id: string }>('POST', '/api/v1/emails', {
+    token: key.json.data.key,
+    body: { to: [uniqueAddress('o1'), uniqueAddress('o2')], subject: 'Overview', text: 'hi' },
+  });
+  expect(res.status).toBe(200);
+  await waitForStatus(key.json.data.key, res.json.data.id, 'SENT');
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+describe('GET /dashboard/overview', () => {
+  it("shows the last 7 days of the account's live mail: stats, a chart with a tooltip per point, the numbers", async () => {
+    const { browser, accountId } = await signedInMember('viewer');
+    await sentMail(accountId, 'live');
+    const page = await browser.get('/dashboard/overview');
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/<span class="label">Sent<\/span><span class="value">2<\/span>/);
+    expect(page.text).toContain('<svg class="chart"');
+    expect(page.text).toContain(`<title>${today().slice(5)}: 2 sent</title>`);
+    expect(page.text.match(/<td data-label="Day">/g)).toHaveLength(7);
+    expect(page.text).toContain(
+      `<td data-label="Day">${today()}</td><td data-label="Queued">2</td><td data-label="Sent">2</td>`,
+    );
+    expect(page.text).toContain('Instant OTP');
+  });
+
+  it('30 days, and test mail on its own', async () => {
+    const { browser, accountId } = await signedInMember('viewer');
+    await sentMail(accountId, 'test');
+    const month = await browser.get('/dashboard/overview?days=30');
+    expect(month.text.match(/<td data-label="Day">/g)).toHaveLength(30);
+    expect(month.text).toMatch(/<span class="label">Sent<\/span><span class="value">0<\/span>/);
+    const test = await browser.get('/dashboard/overview?mode=test');
+    expect(test.text).toMatch(/<span class="label">Sent<\/span><span class="value">2<\/span>/);
+    expect(test.text).toContain('Test mail');
+  });
+
+  it("another account's mail is not counted", async () => {
+    const other = await signedInMember('owner');
+    await sentMail(other.accountId, 'live');
+    const { browser } = await signedInMember('viewer');
+    expect((await browser.get('/dashboard/overview')).text).toMatch(
+      /<span class="label">Sent<\/span><span class="value">0<\/span>/,
+    );
+  });
+});

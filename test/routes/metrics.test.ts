@@ -1,0 +1,180 @@
+// GET /api/v1/metrics: what an account sent and how its codes converted, from counters the triggers keep with
+// the facts (migrations/0006_metrics.sql).
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { hourCounts } from '../../src/db/metrics';
+import worker from '../../src/index';
+import { returnPathAddress } from '../../src/mail/return-path';
+import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../support/api';
+import { runBatch, storedEmail } from '../support/delivery';
+import { clearExpiredSession, sendAndRead, sessionStub, wrongCode } from '../support/otp';
+import { inboundMessage, postfixBounce } from '../support/reports';
+
+type Metrics = {
+  from: string;
+  to: string;
+  granularity: string;
+  emails: {
+    totals: Record<string, number>;
+    rates: Record<string, number | null>;
+    series: ({ start: string } & Record<string, number>)[];
+  };
+  otp: Record<string, Record<string, number | null>>;
+};
+
+const metricsOf = async (key: string, query = '') => {
+  const res = await call<Metrics>('GET', `/api/v1/metrics${query}`, { token: key });
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  return res.json.data;
+};
+
+const dayStart = (at = new Date()) => new Date(Math.floor(at.getTime() / 86_400_000) * 86_400_000).toISOString();
+
+describe('GET /api/v1/metrics', () => {
+  it('counts recipients queued and sent per day, with the rates', async () => {
+    const account = await newAccount('metrics');
+    for (const to of [[uniqueAddress('m1')], [uniqueAddress('m2'), uniqueAddress('m3')]]) {
+      const res = await call<{ id: string }>('POST', '/api/v1/emails', {
+        token: account.mailKey,
+        body: { to, subject: 'Metrics', text: 'hi' },
+      });
+      expect(res.status).toBe(200);
+      await waitForStatus(account.mailKey, res.json.data.id, 'SENT');
+    }
+    const metrics = await metricsOf(account.mailKey);
+    expect(metrics.granularity).toBe('day');
+    expect(metrics.emails.totals).toEqual({
+      queued: 3,
+      sent: 3,
+      delivered: 0,
+      bounced: 0,
+      complained: 0,
+      failed: 0,
+      suppressed: 0,
+    });
+    expect(metrics.emails.rates).toEqual({ delivered: 0, bounced: 0, complained: 0 });
+    expect(metrics.emails.series).toHaveLength(8); // 7 days back from now, in whole UTC days
+    expect(metrics.emails.series.at(-1)).toMatchObject({ start: dayStart(), queued: 3, sent: 3 });
+    expect(metrics.emails.series[0]).toMatchObject({ queued: 0, sent: 0 });
+    const hourly = await metricsOf(account.mailKey, '?granularity=hour');
+    expect(hourly.emails.series).toHaveLength(25);
+    expect(hourly.emails.totals.sent).toBe(3);
+  });
+
+  it('a bounce after the relay and a refused recipient count once each; a repeated report adds nothing', async () => {
+    const account = await newAccount('metrics bounce');
+    const to = uniqueAddress('bounced');
+    const id = await storedEmail(account.accountId, [to, uniqueAddress('reject550')]);
+    await runBatch([id]);
+    const returnPath = await returnPathAddress(env.DKIM_KEY_SECRET, id, 'pc-bounces.example.com');
+    for (let i = 0; i < 2; i++) {
+      const { message } = inboundMessage(postfixBounce({ to: returnPath, recipient: to }));
+      await worker.email(message, env);
+    }
+    const { totals, rates } = (await metricsOf(account.mailKey)).emails;
+    expect(totals).toMatchObject({ queued: 2, sent: 1, bounced: 1, failed: 1 });
+    expect(rates.bounced).toBe(1);
+  });
+
+  it('a test key sees its own mode only', async () => {
+    const account = await newAccount('metrics modes');
+    const test = await call<{ key: string }>('POST', `/admin/v1/accounts/${account.accountId}/api-keys`, {
+      token: 'test-admin-token',
+      body: { scopes: ['mail_api'], mode: 'test' },
+    });
+    const res = await call<{ id: string }>('POST', '/api/v1/emails', {
+      token: test.json.data.key,
+      body: { to: uniqueAddress('test'), subject: 'Test mode', text: 'hi' },
+    });
+    await waitForStatus(test.json.data.key, res.json.data.id, 'SENT');
+    expect((await metricsOf(test.json.data.key)).emails.totals.sent).toBe(1);
+    expect((await metricsOf(account.mailKey)).emails.totals.sent).toBe(0);
+  });
+
+  it('the OTP funnel per flavour: verified (with its time), locked, and expired once its object clears it', async () => {
+    const account = await newAccount('metrics otp');
+    const verified = await sendAndRead('/api/v1/backend-otp/send', account.serverKey, uniqueAddress('v'));
+    const ok = await call('POST', '/api/v1/backend-otp/verify', {
+      token: account.serverKey,
+      body: { sessionId: verified.sessionId, email: verified.res.json.data.email, code: verified.code },
+    });
+    expect(ok.status).toBe(200);
+    const locked = await sendAndRead('/api/v1/backend-otp/send', account.serverKey, uniqueAddress('l'));
+    for (let i = 0; i < 5; i++) {
+      await call('POST', '/api/v1/backend-otp/verify', {
+        token: account.serverKey,
+        body: { sessionId: locked.sessionId, email: locked.res.json.data.email, code: wrongCode(locked.code) },
+      });
+    }
+    const expired = await sendAndRead('/api/v1/backend-otp/send', account.serverKey, uniqueAddress('e'));
+    // The session expired more than a day ago: its object's alarm records how it ended, then clears it.
+    await clearExpiredSession(expired.sessionId);
+    const stub = sessionStub(expired.sessionId);
+    await expect
+      .poll(async () => (await metricsOf(account.serverKey)).otp.backend, { timeout: 5000 })
+      .toEqual({ sent: 3, verified: 1, locked: 1, expired: 1, conversionRate: 0.3333, medianSecondsToVerify: 10 });
+    const left = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec('SELECT COUNT(*) AS n FROM otp_sessions WHERE id = ?', expired.sessionId).one(),
+    );
+    expect(left.n).toBe(0);
+    expect((await metricsOf(account.serverKey)).otp.instant).toMatchObject({ sent: 0, conversionRate: null });
+  });
+
+  it('reads the same number of rows for one email as for a thousand (the counters, not the emails)', async () => {
+    const reads: { rowsRead: number; counters: number }[] = [];
+    let rowsRead = 0;
+    for (const count of [1, 1000]) {
+      const account = await newAccount(`metrics ${count}`);
+      const ids = await Promise.all(
+        Array.from({ length: Math.min(count, 50) }, () =>
+          storedEmail(
+            account.accountId,
+            Array.from({ length: count === 1 ? 1 : 20 }, () => uniqueAddress('bulk')),
+          ),
+        ),
+      );
+      expect(ids.length * (count === 1 ? 1 : 20)).toBe(count);
+      const counting = {
+        prepare: (sql: string) => {
+          const statement = env.DB.prepare(sql);
+          return {
+            bind: (...values: unknown[]) => {
+              const bound = statement.bind(...values);
+              return {
+                all: async <T>() => {
+                  const result = await bound.all<T>();
+                  rowsRead = result.meta.rows_read;
+                  return result;
+                },
+              };
+            },
+          };
+        },
+      } as unknown as D1Database;
+      const now = Date.now();
+      const counts = await hourCounts(counting, account.accountId, false, now - 7 * 86_400_000, now + 3600_000);
+      expect(counts.reduce((sum, c) => sum + c.n, 0)).toBe(count);
+      reads.push({ rowsRead, counters: counts.length });
+    }
+    // One counter row either way (queued, this hour); D1 reads it and at most the index entry past the range.
+    expect(reads.map((r) => r.counters)).toEqual([1, 1]);
+    for (const read of reads) expect(read.rowsRead).toBeLessThanOrEqual(read.counters + 1);
+  });
+
+  it('400 for a period that is empty, too long, or not a time, and for another granularity', async () => {
+    const account = await newAccount('metrics errors');
+    const cases = [
+      '?from=2026-11-20T00:00:00Z&to=2026-11-19T00:00:00Z',
+      '?from=2026-01-01T00:00:00Z&to=2026-11-19T00:00:00Z',
+      '?granularity=hour&from=2026-11-01T00:00:00Z&to=2026-11-19T00:00:00Z',
+      '?from=yesterday',
+      '?granularity=week',
+      '?since=2026-11-01T00:00:00Z',
+    ];
+    for (const query of cases) {
+      const res = await call('GET', `/api/v1/metrics${query}`, { token: account.mailKey });
+      expectError(res, 400, 'INVALID_INPUT');
+    }
+  });
+});

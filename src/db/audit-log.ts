@@ -37,14 +37,12 @@ const toEntry = (row: AuditRow): AuditEntry => ({
   createdAt: row.created_at,
 });
 
-/**
- * Statement: records a fact, right after the statement of the change it describes in the same batch (one
- * transaction), and only if that statement changed a row: a change refused by its guard leaves no entry.
- */
-export const auditStatement = (db: D1Database, accountId: string, fact: AuditFact) =>
+/** The statement recording a fact when `condition` holds. */
+const auditInsert = (db: D1Database, accountId: string, fact: AuditFact, condition: string) =>
   db
     .prepare(
-      'INSERT INTO audit_log (id, account_id, actor, action, target, detail, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0',
+      `INSERT INTO audit_log (id, account_id, actor, action, target, detail, created_at)
+       SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${condition}`,
     )
     .bind(
       newId('aud'),
@@ -55,6 +53,17 @@ export const auditStatement = (db: D1Database, accountId: string, fact: AuditFac
       fact.detail ? JSON.stringify(fact.detail) : null,
       nowIso(),
     );
+
+/**
+ * Statement: records a fact, right after the statement of the change it describes in the same batch (one
+ * transaction), and only if that statement changed a row: a change refused by its guard leaves no entry.
+ */
+export const auditStatement = (db: D1Database, accountId: string, fact: AuditFact) =>
+  auditInsert(db, accountId, fact, 'changes() > 0');
+
+/** Records a fact on its own, after the change it describes succeeded (a change with a transaction of its own). */
+export const recordAudit = (db: D1Database, accountId: string, fact: AuditFact) =>
+  auditInsert(db, accountId, fact, '1').run();
 
 /** Pages of an account's audit log, newest first. */
 export const listAuditLog = accountRowsNewestFirst<AuditRow, AuditEntry>(

@@ -2,16 +2,13 @@ import type { Context } from 'hono';
 import type { ApiKeyCredential } from '../auth/credential';
 import { mailApi } from '../auth/guards';
 import { requireRoutes } from '../config';
-import { cancelScheduled, reschedule, type ScheduleChange } from '../db/schedule';
 import type { GuardedEnv } from '../env';
-import { ApiError } from '../errors';
 import { acceptEmails, queuedView } from '../mail/accept';
-import { deleteAttachments } from '../mail/attachments';
 import type { Sender } from '../mail/compose';
+import { cancelEmail, moveEmail } from '../mail/scheduled';
 import { MAX_ATTACHMENT_BODY_BYTES } from '../middleware/json-body';
 import { countHits } from '../middleware/rate-limit';
 import { linksFilling } from '../openapi/document';
-import { dispatchIfDueSoon } from '../queue/producer';
 import {
   batchBody,
   batchResponse,
@@ -22,7 +19,6 @@ import {
   rescheduleBody,
   rescheduledResponse,
 } from '../schemas/emails';
-import { queueDeliveries } from '../webhooks/deliver';
 import { json, ok, route, router } from './route';
 
 export const QUEUED_EXAMPLE = {
@@ -118,7 +114,7 @@ const queueBatch = route({
   errors: [...QUEUE_ERRORS, 'TEMPLATE_NOT_FOUND', 'DAILY_LIMIT_REACHED'],
 });
 
-const cancelEmail = route({
+const cancelEmailRoute = route({
   method: 'post',
   path: '/api/v1/emails/{emailId}/cancel',
   tag: 'Mail',
@@ -155,16 +151,6 @@ const rescheduleEmail = route({
   errors: ['EMAIL_NOT_FOUND', 'EMAIL_NOT_SCHEDULED'],
 });
 
-/** The answer to a cancel or a move that changed nothing. */
-function unchanged(
-  change: Exclude<ScheduleChange, { kind: 'changed' }>,
-  code: 'EMAIL_NOT_CANCELABLE' | 'EMAIL_NOT_SCHEDULED',
-) {
-  if (change.kind === 'not-found') return new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
-  const verb = code === 'EMAIL_NOT_CANCELABLE' ? 'canceled' : 'moved';
-  return new ApiError(code, `emailId: only a SCHEDULED email can be ${verb}; this one is ${change.status}`);
-}
-
 export const emailRoutes = router()
   .openapi(queueEmail, async (c) => {
     requireRoutes(c.env);
@@ -186,19 +172,14 @@ export const emailRoutes = router()
     });
     return ok(c, emails.map(queuedView));
   })
-  .openapi(cancelEmail, async (c) => {
+  .openapi(cancelEmailRoute, async (c) => {
     const { emailId } = c.req.valid('param');
-    const change = await cancelScheduled(c.env.DB, senderOf(c), emailId);
-    if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_CANCELABLE');
-    await deleteAttachments(c.env.ATTACHMENTS, change.attachments);
-    await queueDeliveries(c.env, change.deliveryIds);
+    await cancelEmail(c.env, senderOf(c), emailId);
     return ok(c, { id: emailId, status: 'CANCELED' as const });
   })
   .openapi(rescheduleEmail, async (c) => {
     const { emailId } = c.req.valid('param');
     const { scheduledAt } = c.req.valid('json');
-    const change = await reschedule(c.env.DB, senderOf(c), emailId, scheduledAt);
-    if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_SCHEDULED');
-    await dispatchIfDueSoon(c.env, [{ id: emailId, scheduledAt }]);
+    await moveEmail(c.env, senderOf(c), emailId, scheduledAt);
     return ok(c, { id: emailId, status: 'SCHEDULED' as const, scheduledAt });
   });

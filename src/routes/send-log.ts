@@ -1,8 +1,7 @@
 import { mailApi } from '../auth/guards';
-import { readOwnWrite, replicaReads } from '../db/reads';
-import { findEmailDetail, listEmails } from '../db/send-log';
-import { ApiError } from '../errors';
-import { findBody } from '../mail/bodies';
+import { replicaReads } from '../db/reads';
+import { listEmails } from '../db/send-log';
+import { emailDetail } from '../mail/send-log';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageRequest } from '../schemas/common';
 import { emailDetailResponse, emailIdParam, emailListResponse, sendLogQuery } from '../schemas/emails';
@@ -117,10 +116,7 @@ export const sendLogRoutes = router()
     const { accountId, mode } = c.var.credential;
     const owner = { accountId, test: mode === 'test' };
     const { emailId } = c.req.valid('param');
-    const found = await readOwnWrite(c.env.DB, (db) => findEmailDetail(db, owner, emailId));
-    if (!found) throw new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
-    const { email, recipients, events } = found;
-    const body = await findBody(c.env.BODIES, email.id);
+    const { email, recipients, events, body } = await emailDetail(c.env, owner, emailId);
     return ok(c, {
       id: email.id,
       status: email.status,

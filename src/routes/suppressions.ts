@@ -2,10 +2,8 @@
 // A 5xx at RCPT TO, a hard bounce or a complaint adds an address; these routes list, add and remove them.
 // OTP mail is never blocked by it.
 import { mailApi } from '../auth/guards';
-import { addSuppression, listSuppressions, removeSuppression, type Suppression } from '../db/suppressions';
-import type { Bindings } from '../env';
-import { ApiError } from '../errors';
-import { canonicalAddress } from '../mail/address';
+import { listSuppressions } from '../db/suppressions';
+import { suppress, unsuppress } from '../mail/suppressions';
 import { linkTo } from '../openapi/document';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import {
@@ -15,7 +13,6 @@ import {
   suppressionParam,
   suppressionResponse,
 } from '../schemas/suppressions';
-import { recordEvents, suppressionEvent } from '../webhooks/produce';
 import { json, ok, route, router } from './route';
 
 const SUPPRESSION = {
@@ -92,32 +89,8 @@ export const suppressionRoutes = router()
     const page = await listSuppressions(c.env.DB, c.var.credential.accountId, request);
     return ok(c, pageData('suppressions', page, request));
   })
-  .openapi(add, async (c) => {
-    const { email, note, expiresAt } = c.req.valid('json');
-    const { accountId } = c.var.credential;
-    const { suppression, added } = await addSuppression(c.env.DB, accountId, {
-      email: canonicalAddress(email),
-      note: note ?? null,
-      expiresAt: expiresAt ? Date.parse(expiresAt) : null,
-    });
-    if (added) await announce(c.env, accountId, 'suppression.added', suppression);
-    return ok(c, suppression, 201);
-  })
+  .openapi(add, async (c) => ok(c, await suppress(c.env, c.var.credential.accountId, c.req.valid('json')), 201))
   .openapi(remove, async (c) => {
-    const email = canonicalAddress(c.req.valid('param').email);
-    const { accountId } = c.var.credential;
-    const removed = await removeSuppression(c.env.DB, accountId, email);
-    if (!removed) throw new ApiError('SUPPRESSION_NOT_FOUND', 'email: not on the suppression list of this account');
-    await announce(c.env, accountId, 'suppression.removed', removed);
+    const email = await unsuppress(c.env, c.var.credential.accountId, c.req.valid('param').email);
     return ok(c, { email, deleted: true as const });
   });
-
-function announce(
-  env: Bindings,
-  accountId: string,
-  type: 'suppression.added' | 'suppression.removed',
-  entry: Suppression,
-) {
-  const { email, reason, emailId, expiresAt } = entry;
-  return recordEvents(env, accountId, [suppressionEvent(type, { email, reason, emailId, expiresAt })]);
-}

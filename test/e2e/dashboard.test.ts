@@ -1,73 +1,22 @@
 // The dashboard in a real browser, against the service as `npm start` runs it: sign-in with the code from the
-// local inbox, each page's main action and its effect through the API, what a viewer may not do (also forged),
-// CSRF, sign-out and revoked sessions, axe-core on every page, the keyboard, and screenshots of every page at
-// 1280×800 and 375×812 in light and dark, compared with those under ./screens/dashboard.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+// local inbox as the demo owner, each page's main action and its effect through the API, what a viewer may not do
+// (also forged), CSRF, sign-out and revoked sessions, the keyboard. Every page's look and axe-core's verdict:
+// dashboard-screens.test.ts.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { codeFromInbox, launchChromium } from './browser';
-import { expectScreenshot } from './screens';
+import { launchChromium } from './browser';
+import { api, signIn } from './dashboard-browser';
 
 const service = inject('e2e');
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-const VIEWPORTS = { desktop: { width: 1280, height: 800 }, phone: { width: 375, height: 812 } } as const;
-const SCHEMES = ['light', 'dark'] as const;
+const VIEWPORT = { width: 1280, height: 800 };
 /** Members this test adds to the demo account (the e2e service starts from an empty state). */
 const DEVELOPER = 'developer@demo.postcode.dev';
 const VIEWER = 'viewer@demo.postcode.dev';
-const SIGNED_IN_PAGES = ['overview', 'members', 'sessions', 'audit-log'] as const;
 
 type MemberList = { members: { email: string; role: string }[] };
 
-async function operator<T>(path: string): Promise<T> {
-  const res = await fetch(service.baseUrl + path, { headers: { Authorization: `Bearer ${service.adminToken}` } });
-  const json = (await res.json()) as { data: T };
-  expect(res.status, JSON.stringify(json)).toBe(200);
-  return json.data;
-}
-
-/** Signs in through the pages: the address, then the code the local inbox received. */
-async function signIn(page: Page, email: string) {
-  await page.goto(`${service.baseUrl}/dashboard`);
-  expect(new URL(page.url()).pathname).toBe('/dashboard/login');
-  await page.getByLabel('Your email address').fill(email);
-  await page.getByRole('button', { name: 'Email me a code' }).click();
-  await page.getByRole('heading', { name: 'Check your email' }).waitFor();
-  await page.getByLabel('Code').fill(await codeFromInbox(service, email));
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview' }).waitFor();
-}
-
-/** axe-core's serious and critical violations on the page (run in the page, as a browser extension would). */
-async function seriousViolations(page: Page) {
-  await page.evaluate(axeSource);
-  const result = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
-    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
-
-/**
- * What changes from run to run is masked in screenshots: times, session ids, the browser's name, and the
- * overview's figures (the other e2e files send through the demo account too).
- */
-const volatile = (page: Page) => [
-  page.locator('time'),
-  page.locator('svg.chart'),
-  page.locator('.stat .value, .stat .label:nth-child(3)'),
-  page.locator('section[aria-labelledby=codes] td:not(:first-child)'),
-  page.locator('td', { hasText: /^dss_[a-z2-7]+$/ }),
-  page.locator('td', { hasText: /Mozilla/ }),
-];
-
-async function screen(page: Page, name: string) {
-  const shot = await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide', mask: volatile(page) });
-  expectScreenshot(shot, `dashboard/${name}`);
-}
+const operator = <T>(path: string) => api<T>('GET', path);
 
 let browser: Browser;
 let owner: BrowserContext;
@@ -75,7 +24,7 @@ let ownerPage: Page;
 
 beforeAll(async () => {
   browser = await launchChromium();
-  owner = await browser.newContext({ viewport: VIEWPORTS.desktop, deviceScaleFactor: 1, reducedMotion: 'reduce' });
+  owner = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1, reducedMotion: 'reduce' });
   ownerPage = await owner.newPage();
 });
 afterAll(async () => {
@@ -137,26 +86,6 @@ describe('the dashboard in Chromium', () => {
     expect(await rows.first().textContent()).toContain(`${service.dashboardOwner}member.added${VIEWER}`);
   });
 
-  it('every page has no serious or critical axe violation, in light and dark', async () => {
-    for (const scheme of SCHEMES) {
-      await ownerPage.emulateMedia({ colorScheme: scheme });
-      for (const name of SIGNED_IN_PAGES) {
-        await ownerPage.goto(`${service.baseUrl}/dashboard/${name}`);
-        expect(await seriousViolations(ownerPage), `${name} ${scheme}`).toEqual([]);
-      }
-      const signedOut = await browser.newContext({ colorScheme: scheme });
-      const page = await signedOut.newPage();
-      await page.goto(`${service.baseUrl}/dashboard/login`);
-      expect(await seriousViolations(page), `login ${scheme}`).toEqual([]);
-      await page.getByLabel('Your email address').fill(`nobody-${scheme}@demo.postcode.dev`);
-      await page.getByRole('button', { name: 'Email me a code' }).click();
-      await page.getByRole('heading', { name: 'Check your email' }).waitFor();
-      expect(await seriousViolations(page), `code ${scheme}`).toEqual([]);
-      await signedOut.close();
-    }
-    await ownerPage.emulateMedia({ colorScheme: 'light' });
-  });
-
   it('the keyboard reaches every control on the Members page, and the focus is visible', async () => {
     await ownerPage.goto(`${service.baseUrl}/dashboard/members`);
     const CONTROLS = `[...document.querySelectorAll('a[href], button, input:not([type=hidden]), select')]`;
@@ -177,30 +106,40 @@ describe('the dashboard in Chromium', () => {
     expect(reached.size).toBe(controls);
   });
 
-  it('screenshots of every page at 1280×800 and 375×812, light and dark', async () => {
-    const state = await owner.storageState();
-    for (const [viewportName, viewport] of Object.entries(VIEWPORTS)) {
-      for (const scheme of SCHEMES) {
-        const options = { viewport, deviceScaleFactor: 1, colorScheme: scheme, reducedMotion: 'reduce' } as const;
-        const signedIn = await browser.newContext({ ...options, storageState: state });
-        const page = await signedIn.newPage();
-        for (const name of SIGNED_IN_PAGES) {
-          await page.goto(`${service.baseUrl}/dashboard/${name}`);
-          await screen(page, `${name}.${viewportName}.${scheme}`);
-        }
-        await signedIn.close();
-        const signedOut = await browser.newContext(options);
-        const login = await signedOut.newPage();
-        await login.goto(`${service.baseUrl}/dashboard/login`);
-        await screen(login, `login.${viewportName}.${scheme}`);
-        // A stranger's address per screen: each address may ask for a code RATE_SIGNIN_PER_ADDRESS times.
-        await login.getByLabel('Your email address').fill(`nobody-${viewportName}-${scheme}@demo.postcode.dev`);
-        await login.getByRole('button', { name: 'Email me a code' }).click();
-        await login.getByRole('heading', { name: 'Check your email' }).waitFor();
-        await screen(login, `code.${viewportName}.${scheme}`);
-        await signedOut.close();
-      }
-    }
+  it('Emails: the send log finds a scheduled email, its page calls it off; the API shows it CANCELED', async () => {
+    const to = 'scheduled-e2e@example.com';
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    const { id } = await api<{ id: string }>(
+      'POST',
+      '/api/v1/emails',
+      { to, subject: 'Called off in the dashboard', text: 'hi', scheduledAt: tomorrow },
+      service.mailKey,
+    );
+    await ownerPage.getByRole('link', { name: 'Emails', exact: true }).click();
+    await ownerPage.getByLabel('Recipient').fill(to);
+    await ownerPage.getByRole('button', { name: 'Filter' }).click();
+    await ownerPage.getByRole('link', { name: 'Called off in the dashboard' }).click();
+    await ownerPage.getByRole('button', { name: 'Cancel the email' }).click();
+    await ownerPage.getByRole('status').filter({ hasText: 'The email is canceled.' }).waitFor();
+    const detail = await api<{ status: string }>('GET', `/api/v1/emails/${id}`, undefined, service.mailKey);
+    expect(detail.status).toBe('CANCELED');
+  });
+
+  it("Suppressions: an address added in the form is on the API's list, and lifted again", async () => {
+    const address = 'suppressed-e2e@example.com';
+    const onList = async () =>
+      (
+        await api<{ suppressions: { email: string }[] }>('GET', '/api/v1/suppressions', undefined, service.mailKey)
+      ).suppressions.some((s) => s.email === address);
+    await ownerPage.getByRole('link', { name: 'Suppressions' }).click();
+    await ownerPage.getByLabel('Email address').fill(address);
+    await ownerPage.getByLabel('Note').fill('asked by phone');
+    await ownerPage.getByRole('button', { name: 'Suppress', exact: true }).click();
+    await ownerPage.getByRole('status').filter({ hasText: 'Address suppressed.' }).waitFor();
+    expect(await onList()).toBe(true);
+    await ownerPage.getByRole('button', { name: `Lift the suppression of ${address}` }).click();
+    await ownerPage.getByRole('status').filter({ hasText: 'Suppression lifted.' }).waitFor();
+    expect(await onList()).toBe(false);
   });
 
   it('a viewer sees no control that changes anything, and a forged form is refused (403)', async () => {

@@ -7,6 +7,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { arbitraryOf, bodyArbitrary, type Schema, withKnownValues } from './schema-arbitrary';
+import { succeeded } from './shared-service';
 
 const service = inject('e2e');
 const RUNS = Number(process.env.POSTCODE_FUZZ_RUNS ?? 12);
@@ -84,19 +85,7 @@ const known: Record<string, string[]> = {};
 /** Real values by body field name, for the same reason. */
 const knownFields: Record<string, string[]> = {};
 
-async function api<T>(method: string, path: string, token: string, body?: unknown): Promise<T> {
-  const res = await fetch(service.baseUrl + path, {
-    method,
-    headers: {
-      Authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data: T };
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const api = succeeded;
 
 beforeAll(async () => {
   doc = (await (await fetch(`${service.baseUrl}/api/v1/openapi.json`)).json()) as Document;

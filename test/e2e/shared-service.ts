@@ -8,14 +8,30 @@ import { inject } from 'vitest';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const service = inject('e2e');
 
-/** A call with the demo account's mail key; the envelope's `data` and the status. */
-export async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T }> {
+/** A call with a bearer token; the status and the envelope (`data` on success). */
+async function call<T>(method: string, path: string, token: string, body?: unknown) {
   const res = await fetch(service.baseUrl + path, {
     method,
-    headers: { Authorization: `Bearer ${service.mailKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, data: ((await res.json()) as { data: T }).data };
+  return { status: res.status, json: (await res.json()) as { data: T } };
+}
+
+/** A call with the demo account's mail key; the envelope's `data` and the status. */
+export async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T }> {
+  const { status, json } = await call<T>(method, path, service.mailKey, body);
+  return { status, data: json.data };
+}
+
+/** A call that must succeed (any 2xx): its `data`. */
+export async function succeeded<T>(method: string, path: string, token: string, body?: unknown): Promise<T> {
+  const { status, json } = await call<T>(method, path, token, body);
+  if (status >= 300) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(json)}`);
+  return json.data;
 }
 
 /** `node scripts/<script> …args` as `npm run` runs it, against this service's state and inbox. */

@@ -5,6 +5,8 @@ import { CSRF_FIELD } from '../browser';
 /** The pages in the navigation, in order. */
 export const NAV = [
   { href: '/dashboard/overview', label: 'Overview' },
+  { href: '/dashboard/emails', label: 'Emails' },
+  { href: '/dashboard/suppressions', label: 'Suppressions' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/audit-log', label: 'Audit log' },
   { href: '/dashboard/sessions', label: 'Sessions' },
@@ -79,3 +81,9 @@ export const Notice = (props: { tone: 'ok' | 'error'; children: Child }) => (
 export const When = (props: { iso: string; seconds?: boolean }) => (
   <time datetime={props.iso}>{`${props.iso.slice(0, props.seconds ? 19 : 16).replace('T', ' ')} UTC`}</time>
 );
+
+/** An identifier, in monospace: every id of a kind is as wide as the others. */
+export const Id = (props: { value: string }) => <code class="id">{props.value}</code>;
+
+/** Whether a text is one of postcode's ids (`dss_…`, `em_…`), shown as an `Id`. */
+export const isId = (text: string) => /^[a-z]{2,3}_[a-z2-7]{20,}$/.test(text);

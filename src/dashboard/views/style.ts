@@ -42,10 +42,10 @@ th, td { text-align: left; padding: .55rem .75rem; border-bottom: 1px solid var(
 th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 tr:last-child td { border-bottom: 0; }
 form.inline { display: inline-flex; flex-wrap: wrap; gap: .5rem .75rem; align-items: end; margin: 0; }
-.actions { display: flex; flex-wrap: wrap; gap: .4rem; }
+.actions { display: flex; flex-wrap: wrap; gap: .4rem .75rem; align-items: flex-end; }
 form.stack { display: grid; gap: .75rem; }
 label { font-weight: 600; font-size: .9rem; display: grid; gap: .3rem; }
-input, select, textarea { font: inherit; color: var(--text); background: var(--bg); border: 1px solid var(--muted);
+input, select, textarea { font: inherit; font-weight: 400; color: var(--text); background: var(--bg); border: 1px solid var(--muted);
   border-radius: 6px; padding: .45rem .6rem; min-height: 2.5rem; max-width: 100%; }
 button { font: inherit; cursor: pointer; border-radius: 6px; padding: .45rem .9rem; min-height: 2.5rem;
   border: 1px solid var(--accent); background: var(--accent); color: var(--accent-text); }
@@ -76,6 +76,16 @@ svg.chart .series circle { fill: var(--c); }
 .legend { list-style: none; display: flex; flex-wrap: wrap; gap: .5rem 1rem; padding: 0; margin: .5rem 0 0; font-size: .9rem; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: 2px; background: var(--c); margin-right: .35rem; vertical-align: -1px; }
 details summary { cursor: pointer; margin: .5rem 0; }
+dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }
+dl.fields dt { color: var(--muted); font-size: .9rem; }
+dl.fields dd { margin: 0; overflow-wrap: anywhere; }
+iframe.preview { width: 100%; height: 28rem; border: 1px solid var(--line); border-radius: 8px; background: #fff; }
+pre.text-body { white-space: pre-wrap; background: var(--panel); border: 1px solid var(--line); border-radius: 8px;
+  padding: 1rem; overflow-wrap: anywhere; }
+.status-sent, .status-delivered { border-color: var(--ok); color: var(--ok); }
+.status-failed, .status-bounced, .status-complained { border-color: var(--danger); color: var(--danger); }
+.status-scheduled, .status-queued { border-color: var(--accent); color: var(--accent); }
+@media (max-width: 40rem) { dl.fields { grid-template-columns: 1fr; gap: 0 1rem; } dl.fields dd { margin-bottom: .4rem; } }
 footer { color: var(--muted); font-size: .85rem; padding: 1rem 1.25rem; text-align: center; }
 @media (max-width: 40rem) {
   main { padding: .75rem; }

@@ -1,6 +1,6 @@
 // The audit log: who did what in the account, newest first, 50 to a page.
 
-import { When } from '../../dashboard/views/layout';
+import { Id, isId, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
 import { listAuditLog } from '../../db/audit-log';
 import { replicaReads } from '../../db/reads';
@@ -43,7 +43,7 @@ export const auditPages: PageDeclaration[] = [
               <When iso={entry.createdAt} seconds />,
               entry.actor,
               <code>{entry.action}</code>,
-              entry.target ?? '',
+              entry.target && isId(entry.target) ? <Id value={entry.target} /> : (entry.target ?? ''),
               detailText(entry.detail),
             ])}
             empty="Nothing yet."

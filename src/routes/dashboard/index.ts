@@ -1,14 +1,18 @@
 // The dashboard's pages, in one list: the router and the route-wide browser checks read it.
 import { auditPages } from './audit-log';
+import { emailPages } from './emails';
 import { memberPages } from './members';
 import { overviewPages } from './overview';
 import { dashboardRouter, type PageDeclaration } from './page';
 import { sessionPages } from './sessions';
 import { signInPages } from './sign-in';
+import { suppressionPages } from './suppressions';
 
 export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...signInPages,
   ...overviewPages,
+  ...emailPages,
+  ...suppressionPages,
   ...memberPages,
   ...sessionPages,
   ...auditPages,

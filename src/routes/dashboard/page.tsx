@@ -7,6 +7,7 @@ import { CSRF_FIELD, csrfMatches, csrfToken, signedInOf } from '../../dashboard/
 import { can, type Permission } from '../../dashboard/roles';
 import { type Frame, Layout, Notice } from '../../dashboard/views/layout';
 import { STYLESHEET } from '../../dashboard/views/style';
+import { recordAudit } from '../../db/audit-log';
 import type { SignedIn } from '../../db/dashboard-sessions';
 import type { Bindings, Variables } from '../../env';
 import { ApiError } from '../../errors';
@@ -96,20 +97,28 @@ export function render(c: Context<PageEnv> | Context<PublicPageEnv>, title: stri
   );
 }
 
+/** What a form's action did, for the audit log (the member acting is the actor). */
+export type Audited = { action: string; target?: string | null; detail?: Record<string, unknown> };
+
 /**
- * Runs a form's action: done → 303 to `then` (the page shows what `done` names); refused (an ApiError) → the
- * page again with the reason, in the error's status.
+ * Runs a form's action: done → its audit entry (when it names one), then 303 to `then` (the page shows what
+ * `done` names); refused (an ApiError) → the page again with the reason, in the error's status.
  */
 export async function act(
   c: Context<PageEnv>,
   action: () => Promise<unknown>,
   then: string,
   again: (notice: unknown) => Response | Promise<Response>,
+  audited?: Audited | (() => Audited),
 ): Promise<Response> {
   try {
     await action();
   } catch (error) {
     return shownOnPage(c, error, again);
+  }
+  if (audited) {
+    const fact = typeof audited === 'function' ? audited() : audited;
+    await recordAudit(c.env.DB, c.var.signedIn.accountId, { actor: c.var.signedIn.email, ...fact });
   }
   return c.redirect(then, 303);
 }

@@ -1,0 +1,14 @@
+// Reading one email of the send log: the API's detail route and the dashboard's email page.
+import { readOwnWrite } from '../db/reads';
+import type { EmailOwner } from '../db/schedule';
+import { findEmailDetail } from '../db/send-log';
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { findBody } from './bodies';
+
+/** An email of the owner with its recipients' outcomes, its timeline and its body; 404 when not the owner's. */
+export async function emailDetail(env: Bindings, owner: EmailOwner, emailId: string) {
+  const found = await readOwnWrite(env.DB, (db) => findEmailDetail(db, owner, emailId));
+  if (!found) throw new ApiError('EMAIL_NOT_FOUND', 'emailId: no such email for this account');
+  return { ...found, body: await findBody(env.BODIES, emailId) };
+}

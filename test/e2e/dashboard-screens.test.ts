@@ -1,0 +1,135 @@
+// Every dashboard page as a member sees it, in an account of its own whose content is the same on every run: axe-core
+// finds no serious or critical violation, in light and dark; and screenshots at 1280×800 and 375×812, light and
+// dark, are compared with those under ./screens/dashboard (UPDATE_SCREENSHOTS=1 writes them; look before
+// committing). What changes from run to run is masked: times, ids, the browser's name, the chart's dates.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { launchChromium } from './browser';
+import { api, seriousViolations, signIn } from './dashboard-browser';
+import { expectScreenshot } from './screens';
+
+const service = inject('e2e');
+const VIEWPORTS = { desktop: { width: 1280, height: 800 }, phone: { width: 375, height: 812 } } as const;
+const SCHEMES = ['light', 'dark'] as const;
+const OWNER = 'ada@screens.example';
+
+let browser: Browser;
+let state: Awaited<ReturnType<import('playwright-core').BrowserContext['storageState']>>;
+/** The signed-in pages, by screenshot name; the email's page is the scheduled one. */
+const pages: Record<string, string> = {
+  overview: '/dashboard/overview',
+  emails: '/dashboard/emails',
+  suppressions: '/dashboard/suppressions',
+  members: '/dashboard/members',
+  sessions: '/dashboard/sessions',
+  'audit-log': '/dashboard/audit-log',
+};
+
+/** Waits for a sent email to be SENT, so that every run shows the same statuses. */
+async function sentEmail(key: string, body: Record<string, unknown>) {
+  const { id } = await api<{ id: string }>('POST', '/api/v1/emails', body, key);
+  const wanted = body.scheduledAt ? 'SCHEDULED' : 'SENT';
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    const { status } = await api<{ status: string }>('GET', `/api/v1/emails/${id}`, undefined, key);
+    if (status === wanted) return id;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`email ${id} did not become ${wanted}`);
+}
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  const account = await api<{ id: string }>('POST', '/admin/v1/accounts', { name: 'Acme Screens' });
+  await api('POST', `/admin/v1/accounts/${account.id}/members`, { email: OWNER, role: 'owner' });
+  const { key } = await api<{ key: string }>('POST', `/admin/v1/accounts/${account.id}/api-keys`, {
+    scopes: ['mail_api'],
+    name: 'screens',
+  });
+  await sentEmail(key, { to: 'grace@customer.example', subject: 'Welcome to Acme', text: 'Hello Grace' });
+  await sentEmail(key, {
+    to: ['linus@customer.example', 'margaret@customer.example'],
+    subject: 'Your invoice',
+    html: '<h1 style="font-family:sans-serif">Invoice</h1><p>Thank you.</p>',
+    tags: [{ name: 'kind', value: 'invoice' }],
+  });
+  const scheduled = await sentEmail(key, {
+    to: 'barbara@customer.example',
+    subject: 'Reminder for tomorrow',
+    text: 'See you tomorrow.',
+    scheduledAt: new Date(Date.now() + 86_400_000).toISOString(),
+  });
+  pages.email = `/dashboard/emails/${scheduled}`;
+  await api('POST', '/api/v1/suppressions', { email: 'bounced@customer.example', note: 'mailbox full' }, key);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await signIn(page, OWNER);
+  await page.goto(`${service.baseUrl}/dashboard/members`);
+  await page.getByLabel('Email address').fill('dev@screens.example');
+  await page.getByRole('button', { name: 'Add member' }).click();
+  await page.getByRole('status').filter({ hasText: 'Member added' }).waitFor();
+  state = await context.storageState();
+  await context.close();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Masks what differs per run: times, ids, the browser's name, the chart's day labels. */
+const volatile = (page: Page) => [
+  page.locator('time'),
+  page.locator('code.id'),
+  page.locator('td', { hasText: /Mozilla/ }),
+  page.locator('svg.chart text'),
+];
+
+async function screen(page: Page, name: string) {
+  const shot = await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide', mask: volatile(page) });
+  expectScreenshot(shot, `dashboard/${name}`);
+}
+
+/** The signed-out pages: sign-in, and the code form (a stranger's address per screen: each may ask 5 times). */
+async function signedOutScreens(page: Page, suffix: string, check: (page: Page, name: string) => Promise<void>) {
+  await page.goto(`${service.baseUrl}/dashboard/login`);
+  await check(page, `login.${suffix}`);
+  await page.getByLabel('Your email address').fill(`nobody-${suffix}@screens.example`);
+  await page.getByRole('button', { name: 'Email me a code' }).click();
+  await page.getByRole('heading', { name: 'Check your email' }).waitFor();
+  await check(page, `code.${suffix}`);
+}
+
+describe('every dashboard page', () => {
+  it('has no serious or critical axe-core violation, in light and dark', async () => {
+    for (const scheme of SCHEMES) {
+      const context = await browser.newContext({ colorScheme: scheme, storageState: state });
+      const page = await context.newPage();
+      for (const [name, path] of Object.entries(pages)) {
+        await page.goto(service.baseUrl + path);
+        expect(await seriousViolations(page), `${name} ${scheme}`).toEqual([]);
+      }
+      await context.close();
+      const signedOut = await (await browser.newContext({ colorScheme: scheme })).newPage();
+      await signedOutScreens(signedOut, `axe-${scheme}`, async (p, name) => {
+        expect(await seriousViolations(p), name).toEqual([]);
+      });
+      await signedOut.context().close();
+    }
+  });
+
+  it('looks as its screenshots at 1280×800 and 375×812, light and dark', async () => {
+    for (const [viewportName, viewport] of Object.entries(VIEWPORTS)) {
+      for (const scheme of SCHEMES) {
+        const options = { viewport, deviceScaleFactor: 1, colorScheme: scheme, reducedMotion: 'reduce' } as const;
+        const context = await browser.newContext({ ...options, storageState: state });
+        const page = await context.newPage();
+        for (const [name, path] of Object.entries(pages)) {
+          await page.goto(service.baseUrl + path);
+          await screen(page, `${name}.${viewportName}.${scheme}`);
+        }
+        await context.close();
+        const signedOut = await (await browser.newContext(options)).newPage();
+        await signedOutScreens(signedOut, `${viewportName}.${scheme}`, screen);
+        await signedOut.context().close();
+      }
+    }
+  });
+});

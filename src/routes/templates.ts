@@ -1,18 +1,11 @@
 import { mailApi } from '../auth/guards';
 import { requireRoutes } from '../config';
 import { findAccount } from '../db/accounts';
-import { readOwnWrite, replicaReads } from '../db/reads';
-import {
-  createTemplate,
-  deleteTemplate,
-  findTemplate,
-  listTemplates,
-  type Template,
-  updateTemplate,
-} from '../db/templates';
-import { ApiError } from '../errors';
+import { replicaReads } from '../db/reads';
+import { listTemplates, type Template } from '../db/templates';
 import { acceptEmails, queuedView } from '../mail/accept';
 import { healthCheckMessage } from '../mail/health-check';
+import { changeTemplate, newTemplate, removeTemplate, requireTemplate } from '../mail/templates';
 import { linksFilling, linkTo } from '../openapi/document';
 import { pageQuery, pageRequest } from '../schemas/common';
 import { queuedResponse } from '../schemas/emails';
@@ -21,8 +14,6 @@ import { emailLinks, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './e
 import { json, ok, route, router } from './route';
 
 // Template management (create/update/delete) counts against the per-credential read bucket.
-
-const templateNotFound = () => new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
 
 const templateDetail = (t: Template) => ({
   id: t.id,
@@ -209,36 +200,20 @@ export const templateRoutes = router()
     return ok(c, { page, limit, total, items: summaries, nextCursor });
   })
   .openapi(create, async (c) => {
-    const body = c.req.valid('json');
-    const template = await createTemplate(c.env.DB, c.var.credential.accountId, {
-      name: body.name,
-      subject: body.subject,
-      htmlBody: body.htmlBody ?? '',
-      textBody: body.textBody ?? '',
-    });
+    const template = await newTemplate(c.env.DB, c.var.credential.accountId, c.req.valid('json'));
     return ok(c, { ...templateDetail(template), updatedAt: template.updatedAt }, 201);
   })
   .openapi(get, async (c) => {
     const { templateId } = c.req.valid('param');
-    const template = await readOwnWrite(c.env.DB, (db) => findTemplate(db, c.var.credential.accountId, templateId));
-    if (!template) throw templateNotFound();
-    return ok(c, templateDetail(template));
+    return ok(c, templateDetail(await requireTemplate(c.env.DB, c.var.credential.accountId, templateId)));
   })
   .openapi(update, async (c) => {
-    const accountId = c.var.credential.accountId;
     const { templateId } = c.req.valid('param');
-    const change = c.req.valid('json');
-    const current = await findTemplate(c.env.DB, accountId, templateId);
-    if (!current) throw templateNotFound();
-    if (!(change.htmlBody ?? current.htmlBody) && !(change.textBody ?? current.textBody)) {
-      throw new ApiError('INVALID_INPUT', 'htmlBody: a template needs htmlBody or textBody');
-    }
-    const template = await updateTemplate(c.env.DB, accountId, templateId, change);
-    if (!template) throw templateNotFound();
+    const template = await changeTemplate(c.env.DB, c.var.credential.accountId, templateId, c.req.valid('json'));
     return ok(c, { ...templateDetail(template), updatedAt: template.updatedAt });
   })
   .openapi(remove, async (c) => {
     const { templateId } = c.req.valid('param');
-    if (!(await deleteTemplate(c.env.DB, c.var.credential.accountId, templateId))) throw templateNotFound();
+    await removeTemplate(c.env.DB, c.var.credential.accountId, templateId);
     return ok(c, { id: templateId, deleted: true as const });
   });

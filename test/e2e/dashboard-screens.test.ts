@@ -15,7 +15,7 @@ const OWNER = 'ada@screens.example';
 
 let browser: Browser;
 let state: Awaited<ReturnType<import('playwright-core').BrowserContext['storageState']>>;
-/** The signed-in pages, by screenshot name; the email's page is the scheduled one. */
+/** The signed-in pages, by screenshot name; the email's page is the scheduled one, the template's is its editor. */
 const pages: Record<string, string> = {
   overview: '/dashboard/overview',
   emails: '/dashboard/emails',
@@ -60,6 +60,20 @@ beforeAll(async () => {
   });
   pages.email = `/dashboard/emails/${scheduled}`;
   await api('POST', '/api/v1/suppressions', { email: 'bounced@customer.example', note: 'mailbox full' }, key);
+  const template = await api<{ id: string }>(
+    'POST',
+    '/api/v1/templates',
+    {
+      name: 'welcome',
+      subject: 'Welcome to Acme, {{name}}',
+      htmlBody:
+        '<h1 style="font-family:sans-serif;color:#4338ca">Welcome, {{name}}</h1><p>Your workspace is ready.</p>',
+      textBody: 'Welcome, {{name}}. Your workspace is ready.',
+    },
+    key,
+  );
+  pages.templates = '/dashboard/templates';
+  pages.template = `/dashboard/templates/${template.id}`;
   const context = await browser.newContext();
   const page = await context.newPage();
   await signIn(page, OWNER);
@@ -74,13 +88,29 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** Masks what differs per run: times, ids, the browser's name, the chart's day labels. */
+/** Masks what differs per run (times, ids, the browser's name, the chart's day labels) and the preview frames. */
 const volatile = (page: Page) => [
   page.locator('time'),
   page.locator('code.id'),
   page.locator('td', { hasText: /Mozilla/ }),
   page.locator('svg.chart text'),
+  // Sandboxed frames render in their own process, which a full-page capture leaves blank below the viewport;
+  // `visit` has checked what they show.
+  page.locator('iframe.preview'),
 ];
+
+/** A page as it settles: a template's previews filled in (the page's script renders them on load). */
+async function visit(page: Page, path: string) {
+  await page.goto(service.baseUrl + path);
+  if (path.startsWith('/dashboard/templates/')) {
+    const text = page.frameLocator('iframe[name=preview-text]').locator('pre');
+    await expect
+      .poll(() => text.textContent(), { timeout: 10_000 })
+      .toBe('Welcome, {{name}}. Your workspace is ready.');
+    const html = page.frameLocator('iframe[name=preview-html]').locator('h1');
+    await expect.poll(() => html.textContent(), { timeout: 10_000 }).toBe('Welcome, {{name}}');
+  }
+}
 
 async function screen(page: Page, name: string) {
   const shot = await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide', mask: volatile(page) });
@@ -103,7 +133,7 @@ describe('every dashboard page', () => {
       const context = await browser.newContext({ colorScheme: scheme, storageState: state });
       const page = await context.newPage();
       for (const [name, path] of Object.entries(pages)) {
-        await page.goto(service.baseUrl + path);
+        await visit(page, path);
         expect(await seriousViolations(page), `${name} ${scheme}`).toEqual([]);
       }
       await context.close();
@@ -122,7 +152,7 @@ describe('every dashboard page', () => {
         const context = await browser.newContext({ ...options, storageState: state });
         const page = await context.newPage();
         for (const [name, path] of Object.entries(pages)) {
-          await page.goto(service.baseUrl + path);
+          await visit(page, path);
           await screen(page, `${name}.${viewportName}.${scheme}`);
         }
         await context.close();

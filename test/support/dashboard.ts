@@ -110,3 +110,13 @@ export async function signedInMember(role: 'owner' | 'admin' | 'developer' | 'vi
   await browser.signIn(email);
   return { browser, email, accountId: account, memberId: (added.json.data as { id: string }).id };
 }
+
+/** A fresh mail_api key of the account, live unless told. */
+export async function mailKey(accountId: string, mode: 'live' | 'test' = 'live'): Promise<string> {
+  const res = await admin<{ key: string }>('POST', `/admin/v1/accounts/${accountId}/api-keys`, {
+    scopes: ['mail_api'],
+    mode,
+  });
+  expect(res.status).toBe(201);
+  return res.json.data.key;
+}

@@ -6,6 +6,7 @@ import { CSRF_FIELD } from '../browser';
 export const NAV = [
   { href: '/dashboard/overview', label: 'Overview' },
   { href: '/dashboard/emails', label: 'Emails' },
+  { href: '/dashboard/templates', label: 'Templates' },
   { href: '/dashboard/suppressions', label: 'Suppressions' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/audit-log', label: 'Audit log' },

@@ -79,12 +79,16 @@ details summary { cursor: pointer; margin: .5rem 0; }
 dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }
 dl.fields dt { color: var(--muted); font-size: .9rem; }
 dl.fields dd { margin: 0; overflow-wrap: anywhere; }
+.editor { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.editor textarea { width: 100%; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9rem; }
+iframe.preview.text { height: 10rem; }
 iframe.preview { width: 100%; height: 28rem; border: 1px solid var(--line); border-radius: 8px; background: #fff; }
 pre.text-body { white-space: pre-wrap; background: var(--panel); border: 1px solid var(--line); border-radius: 8px;
   padding: 1rem; overflow-wrap: anywhere; }
 .status-sent, .status-delivered { border-color: var(--ok); color: var(--ok); }
 .status-failed, .status-bounced, .status-complained { border-color: var(--danger); color: var(--danger); }
 .status-scheduled, .status-queued { border-color: var(--accent); color: var(--accent); }
+@media (max-width: 56rem) { .editor { grid-template-columns: 1fr; } }
 @media (max-width: 40rem) { dl.fields { grid-template-columns: 1fr; gap: 0 1rem; } dl.fields dd { margin-bottom: .4rem; } }
 footer { color: var(--muted); font-size: .85rem; padding: 1rem 1.25rem; text-align: center; }
 @media (max-width: 40rem) {

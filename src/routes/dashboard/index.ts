@@ -7,11 +7,13 @@ import { dashboardRouter, type PageDeclaration } from './page';
 import { sessionPages } from './sessions';
 import { signInPages } from './sign-in';
 import { suppressionPages } from './suppressions';
+import { templatePages } from './templates';
 
 export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...signInPages,
   ...overviewPages,
   ...emailPages,
+  ...templatePages,
   ...suppressionPages,
   ...memberPages,
   ...sessionPages,

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { CSRF_FIELD, csrfMatches, csrfToken, signedInOf } from '../../dashboard/browser';
 import { can, type Permission } from '../../dashboard/roles';
 import { type Frame, Layout, Notice } from '../../dashboard/views/layout';
+import { PREVIEW_SCRIPT } from '../../dashboard/views/preview-script';
 import { STYLESHEET } from '../../dashboard/views/style';
 import { recordAudit } from '../../db/audit-log';
 import type { SignedIn } from '../../db/dashboard-sessions';
@@ -157,6 +158,12 @@ export function dashboardRouter(pages: PageDeclaration[]) {
   const app = new Hono<{ Bindings: Bindings; Variables: PageVariables & { signedIn: SignedIn } }>();
   app.get('/dashboard/assets/style.css', (c) =>
     c.body(STYLESHEET, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' }),
+  );
+  app.get('/dashboard/assets/preview.js', (c) =>
+    c.body(PREVIEW_SCRIPT, 200, {
+      'Content-Type': 'text/javascript; charset=utf-8',
+      'Cache-Control': 'public, max-age=300',
+    }),
   );
   for (const page of pages) {
     app.on(page.method.toUpperCase(), page.path, async (c) => {

@@ -1,19 +1,11 @@
 // The send log in the dashboard: the API's filters and paging, an email's page, and a scheduled email called off
 // or moved.
 import { describe, expect, it } from 'vitest';
-import { admin, call, uniqueAddress, waitForStatus } from '../../support/api';
-import { signedInMember } from '../../support/dashboard';
+import { call, uniqueAddress, waitForStatus } from '../../support/api';
+import { mailKey, signedInMember } from '../../support/dashboard';
 import { storedEmail } from '../../support/delivery';
 
 type Detail = { status: string; scheduledAt?: string };
-
-async function mailKey(accountId: string, mode: 'live' | 'test' = 'live') {
-  const res = await admin<{ key: string }>('POST', `/admin/v1/accounts/${accountId}/api-keys`, {
-    scopes: ['mail_api'],
-    mode,
-  });
-  return res.json.data.key;
-}
 
 async function send(key: string, body: Record<string, unknown>) {
   const res = await call<{ id: string }>('POST', '/api/v1/emails', { token: key, body: { text: 'hi', ...body } });

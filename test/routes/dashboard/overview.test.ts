@@ -1,19 +1,16 @@
 // The overview page: the metrics API's figures for the signed-in account, drawn and tabulated.
 import { describe, expect, it } from 'vitest';
-import { admin, call, uniqueAddress, waitForStatus } from '../../support/api';
-import { signedInMember } from '../../support/dashboard';
+import { call, uniqueAddress, waitForStatus } from '../../support/api';
+import { mailKey, signedInMember } from '../../support/dashboard';
 
 async function sentMail(accountId: string, mode: 'live' | 'test') {
-  const key = await admin<{ key: string }>('POST', `/admin/v1/accounts/${accountId}/api-keys`, {
-    scopes: ['mail_api'],
-    mode,
-  });
+  const key = await mailKey(accountId, mode);
   const res = await call<{ id: string }>('POST', '/api/v1/emails', {
-    token: key.json.data.key,
+    token: key,
     body: { to: [uniqueAddress('o1'), uniqueAddress('o2')], subject: 'Overview', text: 'hi' },
   });
   expect(res.status).toBe(200);
-  await waitForStatus(key.json.data.key, res.json.data.id, 'SENT');
+  await waitForStatus(key, res.json.data.id, 'SENT');
 }
 
 const today = () => new Date().toISOString().slice(0, 10);

@@ -13,12 +13,14 @@ const signedInPages = DASHBOARD_PAGES.filter((p) => p.access !== 'anyone');
 const forms = DASHBOARD_PAGES.filter((p) => p.method === 'post');
 
 describe('every dashboard page', () => {
-  it('is declared: the router serves the declarations and the stylesheet, nothing else', () => {
+  it('is declared: the router serves the declarations, the stylesheet and the script, nothing else', () => {
     const registered = buildApp()
       .routes.filter((r) => r.path.startsWith('/dashboard') && r.method !== 'ALL')
       .map((r) => `${r.method} ${r.path}`);
     const declared = DASHBOARD_PAGES.map((p) => `${p.method.toUpperCase()} ${p.path}`);
-    expect(registered.sort()).toEqual([...declared, 'GET /dashboard/assets/style.css'].sort());
+    expect(registered.sort()).toEqual(
+      [...declared, 'GET /dashboard/assets/style.css', 'GET /dashboard/assets/preview.js'].sort(),
+    );
   });
 
   it('without a session: a page redirects to sign-in with the way back, a form is refused (401)', async () => {
@@ -60,8 +62,8 @@ describe('every dashboard page', () => {
     }
   });
 
-  it('every page a viewer reads answers 200 with the security headers and no inline script', async () => {
-    const { browser } = await signedInMember('viewer');
+  it('every page answers an owner 200 with the security headers and no inline script', async () => {
+    const { browser } = await signedInMember('owner');
     const pages = DASHBOARD_PAGES.filter((p) => p.method === 'get' && !p.path.includes(':'));
     for (const page of pages) {
       const res = await browser.get(page.path);

@@ -1,16 +1,9 @@
 // Suppressions in the dashboard: the list with reason and expiry, adding and lifting one, as the API does it.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { admin, call, uniqueAddress } from '../../support/api';
-import { signedInMember } from '../../support/dashboard';
+import { call, uniqueAddress } from '../../support/api';
+import { mailKey, signedInMember } from '../../support/dashboard';
 import type { SuppressionList } from '../../support/responses';
-
-async function mailKey(accountId: string) {
-  const res = await admin<{ key: string }>('POST', `/admin/v1/accounts/${accountId}/api-keys`, {
-    scopes: ['mail_api'],
-  });
-  return res.json.data.key;
-}
 
 const listed = async (key: string) =>
   (await call<SuppressionList>('GET', '/api/v1/suppressions', { token: key })).json.data.suppressions;

@@ -16,7 +16,7 @@ export async function resolveCredential(db: D1Database, authorization: string | 
   const tokenHash = await sha256Hex(token);
   const credential = await credentialByHash(tokenHash, () => lookUpCredential(db, token, tokenHash));
   if (!credential) throw new ApiError('UNAUTHORIZED', 'Authorization: unknown or revoked token');
-  if (credential.kind === 'api_key') noteKeyUse(db, credential.id);
+  noteKeyUse(db, credential);
   return credential;
 }
 

@@ -25,6 +25,8 @@ export type OtpToken = {
   secretHash: string;
   allowedIps: string[];
   createdAt: string;
+  /** At most an hour behind the token's latest use (see `touchCredential`). */
+  lastUsedAt: string | null;
   revokedAt: string | null;
 };
 
@@ -40,7 +42,7 @@ type ApiKeyRow = {
 };
 
 const API_KEY_COLUMNS = 'id, account_id, name, scopes, mode, created_at, last_used_at, revoked_at';
-const OTP_TOKEN_COLUMNS = 'id, account_id, secret_hash, allowed_ips, created_at, revoked_at';
+const OTP_TOKEN_COLUMNS = 'id, account_id, secret_hash, allowed_ips, created_at, last_used_at, revoked_at';
 
 type OtpTokenRow = {
   id: string;
@@ -48,6 +50,7 @@ type OtpTokenRow = {
   secret_hash: string;
   allowed_ips: string;
   created_at: string;
+  last_used_at: string | null;
   revoked_at: string | null;
 };
 
@@ -68,6 +71,7 @@ const toOtpToken = (row: OtpTokenRow): OtpToken => ({
   secretHash: row.secret_hash,
   allowedIps: JSON.parse(row.allowed_ips) as string[],
   createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
   revokedAt: row.revoked_at,
 });
 
@@ -107,13 +111,23 @@ export async function findApiKeyByHash(db: D1Database, keyHash: string): Promise
   return row ? toApiKey(row) : null;
 }
 
+const CREDENTIAL_TABLE = { api_key: 'api_keys', public_token: 'otp_tokens' } as const;
+
 /**
- * Records a use of the key at `at`, unless one after `since` is recorded already: the caller
+ * Records a use of the key or token at `at`, unless one after `since` is recorded already: the caller
  * writes at most once per period, and a write from another isolate within it changes nothing.
  */
-export async function touchApiKey(db: D1Database, id: string, at: string, since: string): Promise<void> {
+export async function touchCredential(
+  db: D1Database,
+  kind: keyof typeof CREDENTIAL_TABLE,
+  id: string,
+  at: string,
+  since: string,
+): Promise<void> {
   await db
-    .prepare('UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at <= ?3)')
+    .prepare(
+      `UPDATE ${CREDENTIAL_TABLE[kind]} SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at <= ?3)`,
+    )
     .bind(at, id, since)
     .run();
 }
@@ -121,13 +135,40 @@ export async function touchApiKey(db: D1Database, id: string, at: string, since:
 /** A page of the account's keys (revoked ones too), newest first. */
 export const listApiKeys = accountRowsNewestFirst('api_keys', API_KEY_COLUMNS, toApiKey);
 
-/** Returns false when no such key exists. Revoking twice keeps the first revocation time. */
-export async function revokeApiKey(db: D1Database, id: string): Promise<boolean> {
-  const result = await db
-    .prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?')
-    .bind(nowIso(), id)
-    .run();
-  return result.meta.changes > 0;
+/**
+ * Revokes a key (of `accountId` when given); the account it belonged to, or null when there is no such key.
+ * Revoking twice keeps the first revocation time.
+ */
+export async function revokeApiKey(db: D1Database, id: string, accountId?: string): Promise<string | null> {
+  const row = await db
+    .prepare(
+      'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?1) WHERE id = ?2 AND account_id = COALESCE(?3, account_id) RETURNING account_id',
+    )
+    .bind(nowIso(), id, accountId ?? null)
+    .first<{ account_id: string }>();
+  return row?.account_id ?? null;
+}
+
+/** Revokes one of the account's public OTP tokens; whether it exists. */
+export async function revokeOtpToken(db: D1Database, accountId: string, id: string): Promise<boolean> {
+  const row = await db
+    .prepare(
+      'UPDATE otp_tokens SET revoked_at = COALESCE(revoked_at, ?1) WHERE id = ?2 AND account_id = ?3 RETURNING id',
+    )
+    .bind(nowIso(), id, accountId)
+    .first();
+  return row !== null;
+}
+
+/** Replaces the IP allowlist of one of the account's live tokens; whether it exists. */
+export async function setAllowedIps(db: D1Database, accountId: string, id: string, allowedIps: string[]) {
+  const row = await db
+    .prepare(
+      'UPDATE otp_tokens SET allowed_ips = ?1 WHERE id = ?2 AND account_id = ?3 AND revoked_at IS NULL RETURNING id',
+    )
+    .bind(JSON.stringify(allowedIps), id, accountId)
+    .first();
+  return row !== null;
 }
 
 export async function createOtpToken(
@@ -143,6 +184,7 @@ export async function createOtpToken(
     secretHash: await sha256Hex(analyticsSecret),
     allowedIps,
     createdAt: nowIso(),
+    lastUsedAt: null,
     revokedAt: null,
   };
   await db

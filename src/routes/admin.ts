@@ -1,6 +1,7 @@
 import { forgetCredential } from '../auth/credential-cache';
 import { operator } from '../auth/guards';
 import { createAccount, findAccount } from '../db/accounts';
+import { recordAudit } from '../db/audit-log';
 import { createApiKey, createOtpToken, revokeApiKey } from '../db/credentials';
 import { findOtpBranding, type OtpBranding, putOtpBranding } from '../db/otp-branding';
 import { createSender } from '../db/senders';
@@ -207,18 +208,24 @@ export const adminRoutes = router()
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const { scopes, name, mode } = c.req.valid('json');
     const { apiKey, key } = await createApiKey(c.env.DB, account.id, scopes, name ?? null, mode);
+    const detail = { scopes, mode: apiKey.mode, ...(name ? { name } : {}) };
+    await recordAudit(c.env.DB, account.id, { actor: 'operator', action: 'key.created', target: apiKey.id, detail });
     return ok(c, { id: apiKey.id, key, scopes: apiKey.scopes, mode: apiKey.mode }, 201);
   })
   .openapi(revokeApiKeyRoute, async (c) => {
     const { keyId } = c.req.valid('param');
-    if (!(await revokeApiKey(c.env.DB, keyId))) throw new ApiError('NOT_FOUND', 'keyId: no such API key');
+    const accountId = await revokeApiKey(c.env.DB, keyId);
+    if (!accountId) throw new ApiError('NOT_FOUND', 'keyId: no such API key');
     forgetCredential(keyId);
+    await recordAudit(c.env.DB, accountId, { actor: 'operator', action: 'key.revoked', target: keyId });
     return ok(c, { id: keyId, revoked: true as const });
   })
   .openapi(createOtpTokenRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const allowedIps = c.req.valid('json').allowedIps ?? [];
     const { otpToken, token, analyticsSecret } = await createOtpToken(c.env.DB, account.id, allowedIps);
+    const created = { actor: 'operator', action: 'otp_token.created', target: otpToken.id, detail: { allowedIps } };
+    await recordAudit(c.env.DB, account.id, created);
     return ok(c, { id: otpToken.id, token, analyticsSecret, allowedIps }, 201);
   })
   .openapi(createSenderRoute, async (c) => {

@@ -20,6 +20,7 @@ const pages: Record<string, string> = {
   overview: '/dashboard/overview',
   emails: '/dashboard/emails',
   suppressions: '/dashboard/suppressions',
+  keys: '/dashboard/keys',
   members: '/dashboard/members',
   sessions: '/dashboard/sessions',
   'audit-log': '/dashboard/audit-log',

@@ -81,9 +81,11 @@ describe('the dashboard in Chromium', () => {
 
   it('Audit log: shows who added them', async () => {
     await ownerPage.getByRole('link', { name: 'Audit log' }).click();
+    // Newest first: the viewer, the developer; the start script's keys and token were the operator's.
     const rows = ownerPage.locator('tbody tr');
-    await expect.poll(() => rows.count()).toBe(4);
-    expect(await rows.first().textContent()).toContain(`${service.dashboardOwner}member.added${VIEWER}`);
+    expect(await rows.nth(0).textContent()).toContain(`${service.dashboardOwner}member.added${VIEWER}`);
+    expect(await rows.nth(1).textContent()).toContain(`${service.dashboardOwner}member.added${DEVELOPER}`);
+    expect(await ownerPage.locator('tbody').textContent()).toContain('operatorkey.created');
   });
 
   it('the keyboard reaches every control on the Members page, and the focus is visible', async () => {
@@ -140,6 +142,18 @@ describe('the dashboard in Chromium', () => {
     await ownerPage.getByRole('button', { name: `Lift the suppression of ${address}` }).click();
     await ownerPage.getByRole('status').filter({ hasText: 'Suppression lifted.' }).waitFor();
     expect(await onList()).toBe(false);
+  });
+
+  it('API keys: a key created in the form is shown once and works; revoked, the API refuses it', async () => {
+    await ownerPage.getByRole('link', { name: 'API keys' }).click();
+    await ownerPage.getByLabel('Name').fill('e2e key');
+    await ownerPage.getByRole('button', { name: 'Create key' }).click();
+    const key = await ownerPage.getByLabel('API key').inputValue();
+    const emails = () => fetch(`${service.baseUrl}/api/v1/emails`, { headers: { Authorization: `Bearer ${key}` } });
+    expect((await emails()).status).toBe(200);
+    await ownerPage.getByRole('button', { name: 'Revoke e2e key' }).click();
+    await ownerPage.getByRole('status').filter({ hasText: 'API key revoked' }).waitFor();
+    expect((await emails()).status).toBe(401);
   });
 
   it('a viewer sees no control that changes anything, and a forged form is refused (403)', async () => {

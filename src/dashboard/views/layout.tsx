@@ -8,6 +8,7 @@ export const NAV = [
   { href: '/dashboard/emails', label: 'Emails' },
   { href: '/dashboard/templates', label: 'Templates' },
   { href: '/dashboard/suppressions', label: 'Suppressions' },
+  { href: '/dashboard/keys', label: 'API keys' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/audit-log', label: 'Audit log' },
   { href: '/dashboard/sessions', label: 'Sessions' },

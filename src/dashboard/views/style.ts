@@ -42,6 +42,7 @@ th, td { text-align: left; padding: .55rem .75rem; border-bottom: 1px solid var(
 th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 tr:last-child td { border-bottom: 0; }
 form.inline { display: inline-flex; flex-wrap: wrap; gap: .5rem .75rem; align-items: end; margin: 0; }
+form.inline.panel { display: flex; }
 .actions { display: flex; flex-wrap: wrap; gap: .4rem .75rem; align-items: flex-end; }
 form.stack { display: grid; gap: .75rem; }
 label { font-weight: 600; font-size: .9rem; display: grid; gap: .3rem; }
@@ -76,6 +77,11 @@ svg.chart .series circle { fill: var(--c); }
 .legend { list-style: none; display: flex; flex-wrap: wrap; gap: .5rem 1rem; padding: 0; margin: .5rem 0 0; font-size: .9rem; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: 2px; background: var(--c); margin-right: .35rem; vertical-align: -1px; }
 details summary { cursor: pointer; margin: .5rem 0; }
+input.secret { width: 100%; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+fieldset.inline { border: 0; padding: 0; margin: 0; display: flex; gap: .25rem 1rem; flex-wrap: wrap; align-items: center; }
+fieldset.inline legend { font-weight: 600; font-size: .9rem; padding: 0; margin-bottom: .3rem; }
+label.check { display: inline-flex; gap: .4rem; align-items: center; font-weight: 400; }
+label.check input { min-height: 0; }
 dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }
 dl.fields dt { color: var(--muted); font-size: .9rem; }
 dl.fields dd { margin: 0; overflow-wrap: anywhere; }

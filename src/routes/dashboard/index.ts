@@ -1,6 +1,7 @@
 // The dashboard's pages, in one list: the router and the route-wide browser checks read it.
 import { auditPages } from './audit-log';
 import { emailPages } from './emails';
+import { keyPages } from './keys';
 import { memberPages } from './members';
 import { overviewPages } from './overview';
 import { dashboardRouter, type PageDeclaration } from './page';
@@ -15,6 +16,7 @@ export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...emailPages,
   ...templatePages,
   ...suppressionPages,
+  ...keyPages,
   ...memberPages,
   ...sessionPages,
   ...auditPages,

@@ -3,30 +3,23 @@
 
 import type { ApiKeyCredential } from '../auth/credential';
 import { anyApiKey } from '../auth/guards';
-import { config } from '../config';
-import { insertTestDelivery, listDeliveries, resetDelivery, type WebhookDelivery } from '../db/webhook-deliveries';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  findEndpoint,
-  listEndpoints,
-  updateEndpoint,
-  type WebhookEndpoint,
-} from '../db/webhooks';
-import type { Bindings } from '../env';
+import { listDeliveries, type WebhookDelivery } from '../db/webhook-deliveries';
+import { listEndpoints, type WebhookEndpoint } from '../db/webhooks';
 import { ApiError } from '../errors';
-import { newId, newWebhookSecret } from '../ids';
-import { checkOutboundUrl } from '../net/outbound-url';
 import { linksFilling, linkTo } from '../openapi/document';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/webhooks';
-import { queueDeliveries } from '../webhooks/deliver';
+import {
+  addEndpoint,
+  changeEndpoint,
+  ownEndpoint,
+  removeEndpoint,
+  retryDelivery,
+  sendTestEvent,
+} from '../webhooks/endpoints';
 import { type EventType, scopeOfEvent } from '../webhooks/events';
-import { forgetSubscriptions } from '../webhooks/produce';
 import { json, ok, route, router } from './route';
-
-const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', 'webhookId: no such webhook endpoint for this account');
 
 const view = (w: WebhookEndpoint) => ({
   id: w.id,
@@ -49,16 +42,6 @@ const deliveryView = (d: WebhookDelivery) => ({
   createdAt: d.createdAt,
   updatedAt: d.updatedAt,
 });
-
-function checkedUrl(env: Bindings, url: string): string {
-  const result = checkOutboundUrl(url, config(env).webhooks.allowInsecure);
-  if (!result.ok) {
-    throw new ApiError('INVALID_INPUT', `url: ${result.reason}`, {
-      details: [{ path: 'url', message: result.reason }],
-    });
-  }
-  return result.url;
-}
 
 function checkScopes(credential: ApiKeyCredential, events: EventType[]) {
   const missing = events.find((event) => !credential.scopes.includes(scopeOfEvent(event)));
@@ -215,26 +198,11 @@ const retry = route({
   errors: ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND'],
 });
 
-async function ownEndpoint(env: Bindings, accountId: string, id: string): Promise<WebhookEndpoint> {
-  const endpoint = await findEndpoint(env.DB, accountId, id);
-  if (!endpoint) throw notFound();
-  return endpoint;
-}
-
 export const webhookRoutes = router()
   .openapi(create, async (c) => {
     const body = c.req.valid('json');
     checkScopes(c.var.credential, body.events);
-    const endpoint = await createEndpoint(c.env.DB, {
-      id: newId('whk'),
-      accountId: c.var.credential.accountId,
-      url: checkedUrl(c.env, body.url),
-      events: body.events,
-      description: body.description ?? null,
-      secret: newWebhookSecret(),
-    });
-    if (!endpoint) throw new ApiError('WEBHOOK_LIMIT_REACHED', 'An account has at most 20 webhook endpoints');
-    forgetSubscriptions(c.var.credential.accountId);
+    const endpoint = await addEndpoint(c.env, c.var.credential.accountId, body);
     return ok(c, { ...view(endpoint), secret: endpoint.secret }, 201);
   })
   .openapi(list, async (c) => {
@@ -248,27 +216,17 @@ export const webhookRoutes = router()
   .openapi(update, async (c) => {
     const body = c.req.valid('json');
     if (body.events) checkScopes(c.var.credential, body.events);
-    const secret = body.rotateSecret ? newWebhookSecret() : undefined;
-    const endpoint = await updateEndpoint(c.env.DB, c.var.credential.accountId, c.req.valid('param').webhookId, {
-      ...(body.url === undefined ? {} : { url: checkedUrl(c.env, body.url) }),
-      ...(body.events ? { events: body.events } : {}),
-      ...(body.description === undefined ? {} : { description: body.description }),
-      ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
-      ...(secret ? { secret } : {}),
-    });
-    if (!endpoint) throw notFound();
-    forgetSubscriptions(c.var.credential.accountId);
+    const { webhookId } = c.req.valid('param');
+    const { endpoint, secret } = await changeEndpoint(c.env, c.var.credential.accountId, webhookId, body);
     return ok(c, { ...view(endpoint), ...(secret ? { secret } : {}) });
   })
   .openapi(remove, async (c) => {
     const { webhookId } = c.req.valid('param');
-    if (!(await deleteEndpoint(c.env.DB, c.var.credential.accountId, webhookId))) throw notFound();
+    await removeEndpoint(c.env, c.var.credential.accountId, webhookId);
     return ok(c, { id: webhookId, deleted: true as const });
   })
   .openapi(test, async (c) => {
-    const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
-    const id = await insertTestDelivery(c.env.DB, endpoint);
-    await queueDeliveries(c.env, [id]);
+    const id = await sendTestEvent(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
     const now = new Date().toISOString();
     return ok(c, {
       id,
@@ -288,9 +246,5 @@ export const webhookRoutes = router()
   })
   .openapi(retry, async (c) => {
     const { webhookId, deliveryId } = c.req.valid('param');
-    const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, webhookId);
-    const delivery = await resetDelivery(c.env.DB, endpoint.id, deliveryId);
-    if (!delivery) throw new ApiError('DELIVERY_NOT_FOUND', 'deliveryId: no such delivery for this endpoint');
-    await queueDeliveries(c.env, [delivery.id]);
-    return ok(c, deliveryView(delivery));
+    return ok(c, deliveryView(await retryDelivery(c.env, c.var.credential.accountId, webhookId, deliveryId)));
   });

@@ -73,6 +73,14 @@ beforeAll(async () => {
     },
     key,
   );
+  const hook = await api<{ id: string }>(
+    'POST',
+    '/api/v1/webhooks',
+    { url: 'https://hooks.acme.example/postcode', events: ['domain.verified'], description: 'Domain changes' },
+    key,
+  );
+  pages.webhooks = '/dashboard/webhooks';
+  pages.webhook = `/dashboard/webhooks/${hook.id}`;
   pages.templates = '/dashboard/templates';
   pages.template = `/dashboard/templates/${template.id}`;
   const context = await browser.newContext();
@@ -144,6 +152,31 @@ describe('every dashboard page', () => {
       });
       await signedOut.context().close();
     }
+  });
+
+  it('lets the keyboard reach every control, each with a visible focus', async () => {
+    const context = await browser.newContext({ storageState: state, viewport: VIEWPORTS.desktop });
+    const page = await context.newPage();
+    const CONTROLS = `[...document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary')]`;
+    for (const [name, path] of Object.entries(pages)) {
+      await visit(page, path);
+      const controls = (await page.evaluate(`${CONTROLS}.length`)) as number;
+      const reached = new Set<number>();
+      // A date and time field takes a Tab per part: the budget leaves room for them.
+      for (let i = 0; i < controls * 4 + 10 && reached.size < controls; i++) {
+        await page.keyboard.press('Tab');
+        const focused = (await page.evaluate(`(() => {
+          const el = document.activeElement;
+          const style = getComputedStyle(el);
+          return { index: ${CONTROLS}.indexOf(el), html: el.outerHTML.slice(0, 80), outline: style.outlineStyle };
+        })()`)) as { index: number; html: string; outline: string };
+        if (focused.index === -1) continue;
+        expect(focused.outline, `${name}: ${focused.html}`).not.toBe('none');
+        reached.add(focused.index);
+      }
+      expect(reached.size, name).toBe(controls);
+    }
+    await context.close();
   });
 
   it('looks as its screenshots at 1280×800 and 375×812, light and dark', async () => {

@@ -8,6 +8,7 @@ export const NAV = [
   { href: '/dashboard/emails', label: 'Emails' },
   { href: '/dashboard/templates', label: 'Templates' },
   { href: '/dashboard/suppressions', label: 'Suppressions' },
+  { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/keys', label: 'API keys' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/audit-log', label: 'Audit log' },
@@ -89,3 +90,11 @@ export const Id = (props: { value: string }) => <code class="id">{props.value}</
 
 /** Whether a text is one of postcode's ids (`dss_…`, `em_…`), shown as an `Id`. */
 export const isId = (text: string) => /^[a-z]{2,3}_[a-z2-7]{20,}$/.test(text);
+
+/** A secret just issued: shown this once, in a field that selects whole. */
+export const Secret = (props: { label: string; value: string }) => (
+  <label>
+    {props.label}
+    <input class="secret" readonly value={props.value} />
+  </label>
+);

@@ -9,6 +9,7 @@ import { sessionPages } from './sessions';
 import { signInPages } from './sign-in';
 import { suppressionPages } from './suppressions';
 import { templatePages } from './templates';
+import { webhookPages } from './webhooks';
 
 export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...signInPages,
@@ -16,6 +17,7 @@ export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...emailPages,
   ...templatePages,
   ...suppressionPages,
+  ...webhookPages,
   ...keyPages,
   ...memberPages,
   ...sessionPages,

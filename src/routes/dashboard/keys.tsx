@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { forgetCredential } from '../../auth/credential-cache';
 import { can } from '../../dashboard/roles';
-import { Csrf, Id, Notice, When } from '../../dashboard/views/layout';
+import { Csrf, Id, Notice, Secret, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
 import { recordAudit } from '../../db/audit-log';
 import {
@@ -36,14 +36,6 @@ const ipsOf = (text: string | null) =>
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter(Boolean);
-
-/** A secret just created: shown this once, in a field that selects whole. */
-const Secret = (props: { label: string; value: string }) => (
-  <label>
-    {props.label}
-    <input class="secret" readonly value={props.value} />
-  </label>
-);
 
 function KeyRows(props: { keys: ApiKey[]; csrf: string; revocable: boolean }) {
   return (

@@ -1,0 +1,104 @@
+// An account's webhook endpoints: the rules the API's routes and the dashboard's forms share (the URL check, the
+// limit, a new secret, the subscriptions cache), the test event and a manual retry.
+import { config } from '../config';
+import { insertTestDelivery, resetDelivery, type WebhookDelivery } from '../db/webhook-deliveries';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  type EndpointChanges,
+  findEndpoint,
+  updateEndpoint,
+  type WebhookEndpoint,
+} from '../db/webhooks';
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { newId, newWebhookSecret } from '../ids';
+import { checkOutboundUrl } from '../net/outbound-url';
+import { queueDeliveries } from './deliver';
+import type { EventType } from './events';
+import { forgetSubscriptions } from './produce';
+
+export const webhookNotFound = () =>
+  new ApiError('WEBHOOK_NOT_FOUND', 'webhookId: no such webhook endpoint for this account');
+
+function checkedUrl(env: Bindings, url: string): string {
+  const result = checkOutboundUrl(url, config(env).webhooks.allowInsecure);
+  if (!result.ok) {
+    throw new ApiError('INVALID_INPUT', `url: ${result.reason}`, {
+      details: [{ path: 'url', message: result.reason }],
+    });
+  }
+  return result.url;
+}
+
+export async function ownEndpoint(env: Bindings, accountId: string, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await findEndpoint(env.DB, accountId, id);
+  if (!endpoint) throw webhookNotFound();
+  return endpoint;
+}
+
+/** A new endpoint with its secret (shown to the caller once); 409 past the account's limit. */
+export async function addEndpoint(
+  env: Bindings,
+  accountId: string,
+  body: { url: string; events: EventType[]; description?: string },
+): Promise<WebhookEndpoint> {
+  const endpoint = await createEndpoint(env.DB, {
+    id: newId('whk'),
+    accountId,
+    url: checkedUrl(env, body.url),
+    events: body.events,
+    description: body.description ?? null,
+    secret: newWebhookSecret(),
+  });
+  if (!endpoint) throw new ApiError('WEBHOOK_LIMIT_REACHED', 'An account has at most 20 webhook endpoints');
+  forgetSubscriptions(accountId);
+  return endpoint;
+}
+
+/** Changes an endpoint; `rotateSecret` issues a new secret, returned this once. */
+export async function changeEndpoint(
+  env: Bindings,
+  accountId: string,
+  id: string,
+  body: Omit<EndpointChanges, 'secret'> & { rotateSecret?: true },
+): Promise<{ endpoint: WebhookEndpoint; secret?: string }> {
+  const secret = body.rotateSecret ? newWebhookSecret() : undefined;
+  const endpoint = await updateEndpoint(env.DB, accountId, id, {
+    ...(body.url === undefined ? {} : { url: checkedUrl(env, body.url) }),
+    ...(body.events ? { events: body.events } : {}),
+    ...(body.description === undefined ? {} : { description: body.description }),
+    ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
+    ...(secret ? { secret } : {}),
+  });
+  if (!endpoint) throw webhookNotFound();
+  forgetSubscriptions(accountId);
+  return { endpoint, ...(secret ? { secret } : {}) };
+}
+
+export async function removeEndpoint(env: Bindings, accountId: string, id: string): Promise<void> {
+  if (!(await deleteEndpoint(env.DB, accountId, id))) throw webhookNotFound();
+  forgetSubscriptions(accountId);
+}
+
+/** Queues a `webhook.test` delivery to the endpoint; its id. */
+export async function sendTestEvent(env: Bindings, accountId: string, id: string): Promise<string> {
+  const endpoint = await ownEndpoint(env, accountId, id);
+  const deliveryId = await insertTestDelivery(env.DB, endpoint);
+  await queueDeliveries(env, [deliveryId]);
+  return deliveryId;
+}
+
+/** Delivers one of the endpoint's deliveries again now. */
+export async function retryDelivery(
+  env: Bindings,
+  accountId: string,
+  webhookId: string,
+  deliveryId: string,
+): Promise<WebhookDelivery> {
+  const endpoint = await ownEndpoint(env, accountId, webhookId);
+  const delivery = await resetDelivery(env.DB, endpoint.id, deliveryId);
+  if (!delivery) throw new ApiError('DELIVERY_NOT_FOUND', 'deliveryId: no such delivery for this endpoint');
+  await queueDeliveries(env, [delivery.id]);
+  return delivery;
+}

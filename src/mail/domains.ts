@@ -6,6 +6,7 @@ import {
   createDomain,
   type DkimSelector,
   type Domain,
+  deleteDomain,
   dueDomains,
   findDomain,
   findSigningDomain,
@@ -189,4 +190,11 @@ export async function senderIdentity(
     ...(signing ? { dkim: signing.key } : {}),
     ...(domain ? { envelopeFrom: await returnPathAddress(settings.keySecret, messageKey, domain) } : {}),
   };
+}
+
+/** Deletes one of the account's domains; its mail stops being signed at once. */
+export async function removeDomain(env: Bindings, accountId: string, id: string): Promise<void> {
+  const domain = await findDomain(env.DB, accountId, id);
+  if (!domain || !(await deleteDomain(env.DB, accountId, id))) throw domainNotFound();
+  forgetSigning(accountId, domain.name);
 }

@@ -7,6 +7,7 @@ import { SENDING_STATUSES } from '../db/domains';
 import {
   confirmSender,
   createSender,
+  deleteSender,
   findSender,
   findSenderByToken,
   findSendingRights,
@@ -119,4 +120,8 @@ export async function confirmToken(env: Bindings, token: string): Promise<Sender
   if (!confirmed) return null;
   await queueDeliveries(env, insertedIds(confirmed.results.at(-1)));
   return confirmed.sender;
+}
+
+export async function removeSender(env: Bindings, accountId: string, id: string): Promise<void> {
+  if (!(await deleteSender(env.DB, accountId, id))) throw senderNotFound();
 }

@@ -1,10 +1,10 @@
 import { liveMailApi } from '../auth/guards';
 import type { DomainsConfig } from '../config';
 import { config } from '../config';
-import { type Domain, deleteDomain, findDomain, listDomains } from '../db/domains';
+import { type Domain, findDomain, listDomains } from '../db/domains';
 import { readOwnWrite, replicaReads } from '../db/reads';
 import { domainRecords } from '../mail/domain-check';
-import { addDomain, domainNotFound, forgetSigning, rotateDkim, verifyDomain } from '../mail/domains';
+import { addDomain, domainNotFound, removeDomain, rotateDkim, verifyDomain } from '../mail/domains';
 import { linksFilling } from '../openapi/document';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/domains';
@@ -171,11 +171,8 @@ export const domainRoutes = router()
     return ok(c, detail(domain, config(c.env).domains));
   })
   .openapi(remove, async (c) => {
-    const { accountId } = c.var.credential;
     const { domainId } = c.req.valid('param');
-    const domain = await findDomain(c.env.DB, accountId, domainId);
-    if (!domain || !(await deleteDomain(c.env.DB, accountId, domainId))) throw domainNotFound();
-    forgetSigning(accountId, domain.name);
+    await removeDomain(c.env, c.var.credential.accountId, domainId);
     return ok(c, { id: domainId, deleted: true as const });
   })
   .openapi(verify, async (c) => {

@@ -1,11 +1,12 @@
 import type { Context } from 'hono';
 import { anyone, liveMailApi } from '../auth/guards';
 import { readOwnWrite, replicaReads } from '../db/reads';
-import { deleteSender, findSender, listSenders, type Sender } from '../db/senders';
+import { findSender, listSenders, type Sender } from '../db/senders';
 import type { AppEnv } from '../env';
 import {
   addSender,
   confirmToken,
+  removeSender,
   resendConfirmation,
   senderNotFound,
   senderOfToken,
@@ -157,7 +158,7 @@ export const senderRoutes = router()
   })
   .openapi(remove, async (c) => {
     const { senderId } = c.req.valid('param');
-    if (!(await deleteSender(c.env.DB, c.var.credential.accountId, senderId))) throw senderNotFound();
+    await removeSender(c.env, c.var.credential.accountId, senderId);
     return ok(c, { id: senderId, deleted: true as const });
   })
   .openapi(resend, async (c) => {

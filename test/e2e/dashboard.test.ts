@@ -124,6 +124,22 @@ describe('the dashboard in Chromium', () => {
     expect(await onList()).toBe(false);
   });
 
+  it('Domains: a domain added in the form lists its records with copy buttons; the API has it', async () => {
+    await ownerPage.getByRole('link', { name: 'Domains' }).click();
+    await ownerPage.getByLabel('Domain name').fill('e2e-dashboard.example');
+    await ownerPage.getByRole('button', { name: 'Add domain' }).click();
+    await ownerPage.getByRole('link', { name: 'e2e-dashboard.example' }).click();
+    const copy = ownerPage.getByRole('button', { name: 'Copy the name of the dmarc record' });
+    expect(await copy.isVisible()).toBe(true);
+    const { domains } = await api<{ domains: { name: string }[] }>(
+      'GET',
+      '/api/v1/domains',
+      undefined,
+      service.mailKey,
+    );
+    expect(domains.map((d) => d.name)).toContain('e2e-dashboard.example');
+  });
+
   it('Webhooks: an endpoint added in the form (its secret shown once) gets a test event in its delivery log', async () => {
     await ownerPage.getByRole('link', { name: 'Webhooks' }).click();
     await ownerPage.getByLabel('URL').fill('http://127.0.0.1:9/nothing-listens');

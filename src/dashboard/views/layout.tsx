@@ -7,6 +7,7 @@ export const NAV = [
   { href: '/dashboard/overview', label: 'Overview' },
   { href: '/dashboard/emails', label: 'Emails' },
   { href: '/dashboard/templates', label: 'Templates' },
+  { href: '/dashboard/domains', label: 'Domains' },
   { href: '/dashboard/suppressions', label: 'Suppressions' },
   { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/keys', label: 'API keys' },
@@ -97,4 +98,18 @@ export const Secret = (props: { label: string; value: string }) => (
     {props.label}
     <input class="secret" readonly value={props.value} />
   </label>
+);
+
+/** A row of one-button forms posting to `<base>/<path>`: [path, label, the button's class]. */
+export const ActionButtons = (props: { base: string; csrf: string; actions: [string, string, string][] }) => (
+  <div class="actions">
+    {props.actions.map(([path, label, tone]) => (
+      <form class="inline" method="post" action={`${props.base}/${path}`}>
+        <Csrf token={props.csrf} />
+        <button type="submit" class={tone}>
+          {label}
+        </button>
+      </form>
+    ))}
+  </div>
 );

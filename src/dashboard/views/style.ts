@@ -82,6 +82,9 @@ fieldset.inline { border: 0; padding: 0; margin: 0; display: flex; gap: .25rem 1
 fieldset.inline legend { font-weight: 600; font-size: .9rem; padding: 0; margin-bottom: .3rem; }
 label.check { display: inline-flex; gap: .4rem; align-items: center; font-weight: 400; }
 label.check input { min-height: 0; }
+.copyable { display: flex; gap: .5rem; align-items: flex-start; }
+code.record { overflow-wrap: anywhere; word-break: break-all; }
+button.small { min-height: 2rem; padding: .2rem .6rem; font-size: .85rem; }
 dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }
 dl.fields dt { color: var(--muted); font-size: .9rem; }
 dl.fields dd { margin: 0; overflow-wrap: anywhere; }

@@ -1,5 +1,6 @@
 // The dashboard's pages, in one list: the router and the route-wide browser checks read it.
 import { auditPages } from './audit-log';
+import { domainPages } from './domains';
 import { emailPages } from './emails';
 import { keyPages } from './keys';
 import { memberPages } from './members';
@@ -16,6 +17,7 @@ export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...overviewPages,
   ...emailPages,
   ...templatePages,
+  ...domainPages,
   ...suppressionPages,
   ...webhookPages,
   ...keyPages,

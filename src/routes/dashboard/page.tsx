@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { CSRF_FIELD, csrfMatches, csrfToken, signedInOf } from '../../dashboard/browser';
 import { can, type Permission } from '../../dashboard/roles';
 import { type Frame, Layout, Notice } from '../../dashboard/views/layout';
-import { PREVIEW_SCRIPT } from '../../dashboard/views/preview-script';
+import { DASHBOARD_SCRIPT, SCRIPT_PATH } from '../../dashboard/views/script';
 import { STYLESHEET } from '../../dashboard/views/style';
 import { recordAudit } from '../../db/audit-log';
 import type { SignedIn } from '../../db/dashboard-sessions';
@@ -159,8 +159,8 @@ export function dashboardRouter(pages: PageDeclaration[]) {
   app.get('/dashboard/assets/style.css', (c) =>
     c.body(STYLESHEET, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' }),
   );
-  app.get('/dashboard/assets/preview.js', (c) =>
-    c.body(PREVIEW_SCRIPT, 200, {
+  app.get(SCRIPT_PATH, (c) =>
+    c.body(DASHBOARD_SCRIPT, 200, {
       'Content-Type': 'text/javascript; charset=utf-8',
       'Cache-Control': 'public, max-age=300',
     }),

@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { can } from '../../dashboard/roles';
 import { Csrf, Id, Notice, When } from '../../dashboard/views/layout';
+import { SCRIPT_PATH } from '../../dashboard/views/script';
 import { Table } from '../../dashboard/views/table';
 import { replicaReads } from '../../db/reads';
 import { listTemplates, type Template } from '../../db/templates';
@@ -161,7 +162,7 @@ function TemplateForm(props: {
   );
 }
 
-const previewScript = <script src="/dashboard/assets/preview.js" defer />;
+const previewScript = <script src={SCRIPT_PATH} defer />;
 
 function newPage(c: Context<PageEnv>, notice?: unknown) {
   return render(

@@ -3,7 +3,7 @@
 // and a retry.
 import type { Context } from 'hono';
 import { can } from '../../dashboard/roles';
-import { Csrf, Id, Notice, Secret, When } from '../../dashboard/views/layout';
+import { ActionButtons, Csrf, Id, Notice, Secret, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
 import { recordAudit } from '../../db/audit-log';
 import { listDeliveries } from '../../db/webhook-deliveries';
@@ -132,20 +132,15 @@ async function endpointPage(c: Context<PageEnv>, notice?: unknown) {
       {writable ? (
         <>
           <EndpointForm endpoint={endpoint} action={base} csrf={csrf} label="Save" />
-          <div class="actions">
-            {[
+          <ActionButtons
+            base={base}
+            csrf={csrf}
+            actions={[
               ['test', 'Send a test event', 'secondary'],
               ['rotate', 'Rotate the signing secret', 'secondary'],
               ['delete', 'Delete the endpoint', 'danger'],
-            ].map(([path, label, tone]) => (
-              <form class="inline" method="post" action={`${base}/${path}`}>
-                <Csrf token={csrf} />
-                <button type="submit" class={tone}>
-                  {label}
-                </button>
-              </form>
-            ))}
-          </div>
+            ]}
+          />
         </>
       ) : (
         <p>Events: {endpoint.events.join(', ')}</p>

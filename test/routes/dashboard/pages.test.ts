@@ -19,7 +19,7 @@ describe('every dashboard page', () => {
       .map((r) => `${r.method} ${r.path}`);
     const declared = DASHBOARD_PAGES.map((p) => `${p.method.toUpperCase()} ${p.path}`);
     expect(registered.sort()).toEqual(
-      [...declared, 'GET /dashboard/assets/style.css', 'GET /dashboard/assets/preview.js'].sort(),
+      [...declared, 'GET /dashboard/assets/style.css', 'GET /dashboard/assets/dashboard.js'].sort(),
     );
   });
 

@@ -27,7 +27,7 @@ describe('GET /dashboard/templates', () => {
       '<textarea name="htmlBody" rows="12" readonly="">&lt;p&gt;Hello {{name}}&lt;/p&gt;</textarea>',
     );
     expect(page.text).not.toContain('>Save</button>');
-    expect(page.text).toContain('<script src="/dashboard/assets/preview.js" defer=""></script>');
+    expect(page.text).toContain('<script src="/dashboard/assets/dashboard.js" defer=""></script>');
     expect((await browser.get('/dashboard/templates/tpl_nothing')).status).toBe(404);
   });
 });

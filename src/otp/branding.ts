@@ -1,6 +1,6 @@
 // An account's OTP branding, kept in the isolate for a few seconds so that a code's send or the hosted page
 // does not pay a D1 read each time (a PUT drops it in the isolate that took it; others within the TTL).
-import { findOtpBranding, type OtpBranding } from '../db/otp-branding';
+import { findOtpBranding, type OtpBranding, type OtpBrandingFields, putOtpBranding } from '../db/otp-branding';
 import type { Bindings } from '../env';
 import { IsolateCache } from '../isolate-cache';
 
@@ -51,4 +51,15 @@ export function accentColors(accent: string | null): { accent: string; onAccent:
   // Contrast with white (1.05 / (L + 0.05)) against contrast with black ((L + 0.05) / 0.05).
   const onAccent = 1.05 / (luminance + 0.05) >= (luminance + 0.05) / 0.05 ? '#ffffff' : '#111111';
   return { accent: color, onAccent };
+}
+
+/** Replaces an account's branding (a field left out is cleared); this isolate shows it at once, others within the cache's time. */
+export async function setBranding(env: Bindings, accountId: string, fields: Partial<OtpBrandingFields>) {
+  await putOtpBranding(env.DB, accountId, {
+    productName: fields.productName ?? null,
+    logoUrl: fields.logoUrl ?? null,
+    accentColor: fields.accentColor ?? null,
+    supportEmail: fields.supportEmail ?? null,
+  });
+  forgetBranding(accountId);
 }

@@ -3,12 +3,12 @@ import { operator } from '../auth/guards';
 import { createAccount, findAccount } from '../db/accounts';
 import { recordAudit } from '../db/audit-log';
 import { createApiKey, createOtpToken, revokeApiKey } from '../db/credentials';
-import { findOtpBranding, type OtpBranding, putOtpBranding } from '../db/otp-branding';
+import { findOtpBranding, type OtpBranding } from '../db/otp-branding';
 import { createSender } from '../db/senders';
 import { getSettings, type Settings, updateSettings } from '../db/settings';
 import { ApiError } from '../errors';
 import { linksFilling } from '../openapi/document';
-import { forgetBranding } from '../otp/branding';
+import { setBranding } from '../otp/branding';
 import { releaseHeldMail } from '../queue/producer';
 import * as schema from '../schemas/admin';
 import { json, ok, route, router } from './route';
@@ -241,14 +241,7 @@ export const adminRoutes = router()
   })
   .openapi(putOtpBrandingRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
-    const body = c.req.valid('json');
-    await putOtpBranding(c.env.DB, account.id, {
-      productName: body.productName ?? null,
-      logoUrl: body.logoUrl ?? null,
-      accentColor: body.accentColor ?? null,
-      supportEmail: body.supportEmail ?? null,
-    });
-    forgetBranding(account.id);
+    await setBranding(c.env, account.id, c.req.valid('json'));
     const branding = await findOtpBranding(c.env.DB, account.id);
     return ok(c, brandingView(branding!));
   })

@@ -82,6 +82,8 @@ beforeAll(async () => {
   const domain = await api<{ id: string }>('POST', '/api/v1/domains', { name: 'mail.acme-screens.example' }, key);
   pages.domains = '/dashboard/domains';
   pages.domain = `/dashboard/domains/${domain.id}`;
+  pages.branding = '/dashboard/branding';
+  await api('PUT', `/admin/v1/accounts/${account.id}/otp-branding`, { productName: 'Acme', accentColor: '#4338ca' });
   pages.webhooks = '/dashboard/webhooks';
   pages.webhook = `/dashboard/webhooks/${hook.id}`;
   pages.templates = '/dashboard/templates';
@@ -112,9 +114,13 @@ const volatile = (page: Page) => [
   page.locator('iframe.preview'),
 ];
 
-/** A page as it settles: a template's previews filled in (the page's script renders them on load). */
+/** A page as it settles: a template's or the branding's previews filled in (the page's script renders them on load). */
 async function visit(page: Page, path: string) {
   await page.goto(service.baseUrl + path);
+  if (path === '/dashboard/branding') {
+    const heading = page.frameLocator('iframe[name=preview-page]').locator('form');
+    await heading.waitFor({ timeout: 10_000 });
+  }
   if (path.startsWith('/dashboard/templates/')) {
     const text = page.frameLocator('iframe[name=preview-text]').locator('pre');
     await expect

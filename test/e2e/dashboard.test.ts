@@ -129,8 +129,8 @@ describe('the dashboard in Chromium', () => {
     await ownerPage.getByLabel('Domain name').fill('e2e-dashboard.example');
     await ownerPage.getByRole('button', { name: 'Add domain' }).click();
     await ownerPage.getByRole('link', { name: 'e2e-dashboard.example' }).click();
-    const copy = ownerPage.getByRole('button', { name: 'Copy the name of the dmarc record' });
-    expect(await copy.isVisible()).toBe(true);
+    // The page's script shows the copy buttons once it runs.
+    await ownerPage.getByRole('button', { name: 'Copy the name of the dmarc record' }).waitFor();
     const { domains } = await api<{ domains: { name: string }[] }>(
       'GET',
       '/api/v1/domains',
@@ -175,6 +175,24 @@ describe('the dashboard in Chromium', () => {
     await ownerPage.getByRole('button', { name: 'Revoke e2e key' }).click();
     await ownerPage.getByRole('status').filter({ hasText: 'API key revoked' }).waitFor();
     expect((await emails()).status).toBe(401);
+  });
+
+  it('Branding: the preview of the hosted page follows the product name typed; saved, the operator API has it', async () => {
+    const path = `/admin/v1/accounts/${service.accountId}/otp-branding`;
+    const before = await api<Record<string, string | null>>('GET', path);
+    await ownerPage.getByRole('link', { name: 'Branding' }).click();
+    await ownerPage.getByLabel('Product name').fill('Demo Brand');
+    await ownerPage.getByLabel('Preview in').selectOption('fr');
+    const frame = ownerPage.frameLocator('iframe[name=preview-page]');
+    await expect.poll(() => frame.locator('body').textContent(), { timeout: 10_000 }).toContain('Demo Brand');
+    expect(await frame.locator('html').getAttribute('lang')).toBe('fr');
+    await ownerPage.getByRole('button', { name: 'Save' }).click();
+    await ownerPage.getByRole('status').filter({ hasText: 'Branding saved' }).waitFor();
+    const saved = await api<{ productName: string }>('GET', path);
+    expect(saved.productName).toBe('Demo Brand');
+    // The other e2e files share the demo account: its look goes back as it was.
+    const { productName, logoUrl, accentColor, supportEmail } = before;
+    await api('PUT', path, { productName, logoUrl, accentColor, supportEmail });
   });
 
   it('a viewer sees no control that changes anything, and a forged form is refused (403)', async () => {

@@ -11,6 +11,7 @@ export const NAV = [
   { href: '/dashboard/suppressions', label: 'Suppressions' },
   { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/keys', label: 'API keys' },
+  { href: '/dashboard/branding', label: 'Branding' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/audit-log', label: 'Audit log' },
   { href: '/dashboard/sessions', label: 'Sessions' },

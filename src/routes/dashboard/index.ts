@@ -1,5 +1,6 @@
 // The dashboard's pages, in one list: the router and the route-wide browser checks read it.
 import { auditPages } from './audit-log';
+import { brandingPages } from './branding';
 import { domainPages } from './domains';
 import { emailPages } from './emails';
 import { keyPages } from './keys';
@@ -21,6 +22,7 @@ export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...suppressionPages,
   ...webhookPages,
   ...keyPages,
+  ...brandingPages,
   ...memberPages,
   ...sessionPages,
   ...auditPages,

@@ -9,7 +9,9 @@ import {
   type Member,
   updateRoleStatement,
 } from '../db/members';
+import type { Bindings } from '../env';
 import { ApiError } from '../errors';
+import { mailInvitation } from './invitation';
 import { canManageRole, type Role } from './roles';
 import { memberAddress } from './sign-in';
 
@@ -32,13 +34,18 @@ async function requireMember(db: D1Database, accountId: string, memberId: string
 
 const lastOwner = () => new ApiError('LAST_OWNER', 'The account must keep an owner: make another member owner first');
 
-/** Adds a member who signs in with `email`; 409 MEMBER_EXISTS when the address is one already. */
+/**
+ * Adds a member who signs in with `email`, and mails them where; 409 MEMBER_EXISTS when the address is one
+ * already.
+ */
 export async function addMember(
-  db: D1Database,
-  accountId: string,
+  env: Bindings,
+  account: { id: string; name: string },
   actor: Actor,
   request: { email: string; role: Role },
 ): Promise<Member> {
+  const { DB: db } = env;
+  const accountId = account.id;
   checkRole(actor, request.role);
   const email = memberAddress(request.email);
   const invitedBy = actor.kind === 'member' ? actor.memberId : null;
@@ -46,6 +53,7 @@ export async function addMember(
   const fact = { actor: actorName(actor), action: 'member.added', target: email, detail: { role: request.role } };
   const [inserted] = await db.batch([statement, auditStatement(db, accountId, fact)]);
   if (inserted!.results.length === 0) throw new ApiError('MEMBER_EXISTS', `email: ${email} is a member already`);
+  await mailInvitation(env, { email, role: request.role, accountName: account.name, invitedBy: actorName(actor) });
   return member;
 }
 

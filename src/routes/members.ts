@@ -58,7 +58,7 @@ const memberView = (m: Member) => ({
 export const memberRoutes = router()
   .openapi(createMemberRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
-    const member = await addMember(c.env.DB, account.id, { kind: 'operator' }, c.req.valid('json'));
+    const member = await addMember(c.env, account, { kind: 'operator' }, c.req.valid('json'));
     return ok(c, memberView(member), 201);
   })
   .openapi(listMembersRoute, async (c) => {

@@ -40,21 +40,25 @@ export async function sendVerification(service: E2eService, key: string, email: 
   return json.data;
 }
 
-/** The text of the mail maildev received for this (unique) address. */
-export async function mailTextFor(service: E2eService, email: string): Promise<string> {
+/** The text of the mail maildev received for this (unique) address (the first with `subject`, when given). */
+export async function mailTextFor(service: E2eService, email: string, subject?: string): Promise<string> {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     const mails = (await (await fetch(`${service.inboxUrl}/email`)).json()) as MaildevMail[];
-    const mail = mails.find((m) => m.to.some((to) => to.address.toLowerCase() === email.toLowerCase()));
+    const mail = mails.find(
+      (m) =>
+        m.to.some((to) => to.address.toLowerCase() === email.toLowerCase()) &&
+        (subject === undefined || m.subject === subject),
+    );
     if (mail) return mail.text;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`no mail for ${email} in maildev`);
 }
 
-/** The code from the mail maildev received for this (unique) address. */
-export async function codeFromInbox(service: E2eService, email: string): Promise<string> {
-  const text = await mailTextFor(service, email);
+/** The code from the mail maildev received for this (unique) address (the first with `subject`, when given). */
+export async function codeFromInbox(service: E2eService, email: string, subject?: string): Promise<string> {
+  const text = await mailTextFor(service, email, subject);
   const code = /^\s*(\d{4,10})\s*$/m.exec(text)?.[1];
   if (!code) throw new Error(`no code in the mail to ${email}: ${JSON.stringify(text)}`);
   return code;

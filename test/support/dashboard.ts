@@ -4,8 +4,26 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { exports } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import { buildApp } from '../../src/app';
-import { admin, codeFromInbox, uniqueAddress } from './api';
+import { admin, eventually, inbox, uniqueAddress } from './api';
 import type { Account } from './responses';
+
+/** At least `count` sign-in mails to `email`, oldest first. */
+export const signInMails = (email: string, count = 1) =>
+  eventually(async () => {
+    const codes = (await inbox(email)).filter((m) => m.subject === 'Your postcode sign-in code');
+    return codes.length >= count ? codes : undefined;
+  }, `${count} sign-in mails to ${email}`);
+
+/**
+ * The code of the `count`-th sign-in mail to `email` (a member also gets the mail saying they were added, in any
+ * order with the codes).
+ */
+export async function signInCode(email: string, count = 1): Promise<string> {
+  const mails = await signInMails(email, count);
+  const code = /^\s*(\d{6})\s*$/m.exec(mails[count - 1]!.text)?.[1];
+  if (!code) throw new Error(`no code in the sign-in mail to ${email}`);
+  return code;
+}
 
 export type Page = { status: number; headers: Headers; text: string; location: string | null };
 
@@ -81,7 +99,7 @@ export class Browser {
   async signIn(email: string, count = 1): Promise<Page> {
     const started = await this.post('/dashboard/login', { email, next: '/dashboard/members' });
     expect(started.status, started.text).toBe(200);
-    const code = await codeFromInbox(email, 6, count);
+    const code = await signInCode(email, count);
     const done = await this.post('/dashboard/login/code', {
       email,
       sessionId: fieldValue(started.text, 'sessionId'),

@@ -114,3 +114,13 @@ export const ActionButtons = (props: { base: string; csrf: string; actions: [str
     ))}
   </div>
 );
+
+/**
+ * A button rendering the form's unsaved fields at `action` into the frame named `frame` (the page's script presses
+ * it as the fields change; without script, the member does).
+ */
+export const PreviewButton = (props: { action: string; frame: string; label: string }) => (
+  <button type="submit" class="secondary" formaction={props.action} formtarget={props.frame} data-preview>
+    {props.label}
+  </button>
+);

@@ -91,6 +91,7 @@ dl.fields dd { margin: 0; overflow-wrap: anywhere; }
 .editor { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .editor textarea { width: 100%; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9rem; }
 iframe.preview.text { height: 10rem; }
+/* Previews are pictures of mail and pages (sandboxed, no script): out of the tab order (tabindex -1). */
 iframe.preview { width: 100%; height: 28rem; border: 1px solid var(--line); border-radius: 8px; background: #fff; }
 pre.text-body { white-space: pre-wrap; background: var(--panel); border: 1px solid var(--line); border-radius: 8px;
   padding: 1rem; overflow-wrap: anywhere; }

@@ -3,7 +3,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { can } from '../../dashboard/roles';
-import { Csrf, Notice } from '../../dashboard/views/layout';
+import { Csrf, Notice, PreviewButton } from '../../dashboard/views/layout';
 import { SCRIPT_PATH } from '../../dashboard/views/script';
 import { recordAudit } from '../../db/audit-log';
 import { findOtpBranding } from '../../db/otp-branding';
@@ -63,6 +63,7 @@ async function brandingPage(c: Context<PageEnv>, notice?: unknown) {
             </label>
           </div>
           <iframe
+            tabindex={-1}
             class="preview"
             name="preview-page"
             title="Preview of the hosted verify page"
@@ -72,15 +73,7 @@ async function brandingPage(c: Context<PageEnv>, notice?: unknown) {
         </div>
         <div class="actions">
           {writable ? <button type="submit">Save</button> : null}
-          <button
-            type="submit"
-            class="secondary"
-            formaction="/dashboard/branding/preview"
-            formtarget="preview-page"
-            data-preview
-          >
-            Preview
-          </button>
+          <PreviewButton action="/dashboard/branding/preview" frame="preview-page" label="Preview" />
         </div>
       </form>
       <script src={SCRIPT_PATH} defer />

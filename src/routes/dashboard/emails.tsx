@@ -230,6 +230,7 @@ async function detailPage(c: Context<PageEnv>, owner: EmailOwner, notice?: unkno
       <h2>Body</h2>
       {body?.html ? (
         <iframe
+          tabindex={-1}
           class="preview"
           title="The HTML body"
           sandbox=""

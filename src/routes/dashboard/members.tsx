@@ -148,7 +148,13 @@ export const memberPages: PageDeclaration[] = [
     handler: (c) =>
       act(
         c,
-        () => addMember(c.env.DB, c.var.signedIn.accountId, actorOf(c), formFields(c, addForm)),
+        () =>
+          addMember(
+            c.env,
+            { id: c.var.signedIn.accountId, name: c.var.signedIn.accountName },
+            actorOf(c),
+            formFields(c, addForm),
+          ),
         '/dashboard/members?done=added',
         (notice) => membersPage(c, notice),
       ),

@@ -1,5 +1,5 @@
 // One declaration per dashboard page or form: method, path, the permission it needs, and its handler. The
-// registration (headers → CSRF cookie → form and its token → session → role) and the route-wide browser
+// registration (headers → CSRF cookie → session → form and its token → role) and the route-wide browser
 // checks (test/routes/dashboard) derive from the list of declarations.
 import { type Context, Hono } from 'hono';
 import type { z } from 'zod';
@@ -169,17 +169,18 @@ export function dashboardRouter(pages: PageDeclaration[]) {
     app.on(page.method.toUpperCase(), page.path, async (c) => {
       for (const [name, value] of Object.entries(HEADERS)) c.header(name, value);
       c.set('frame', { signedIn: null, csrf: csrfToken(c), path: c.req.path });
+      // The session first: a signed-out request is answered before its body is read.
+      const signedIn = page.access === 'anyone' ? null : await signedInOf(c);
+      if (page.access !== 'anyone' && !signedIn) {
+        if (page.method === 'get') return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path)}`, 303);
+        throw new ApiError('UNAUTHORIZED', 'You are signed out: sign in again');
+      }
       if (page.method === 'post') {
         if (!sameOrigin(c)) throw formExpired();
         c.set('form', await readForm(c));
         if (!csrfMatches(c, c.var.form.get(CSRF_FIELD) ?? undefined)) throw formExpired();
       }
-      if (page.access === 'anyone') return page.handler(c as never);
-      const signedIn = await signedInOf(c);
-      if (!signedIn) {
-        if (page.method === 'get') return c.redirect(`/dashboard/login?next=${encodeURIComponent(c.req.path)}`, 303);
-        throw new ApiError('UNAUTHORIZED', 'You are signed out: sign in again');
-      }
+      if (page.access === 'anyone' || !signedIn) return page.handler(c as never);
       c.set('signedIn', signedIn);
       c.set('frame', { ...c.var.frame, signedIn });
       if (!can(signedIn.role, page.access)) {

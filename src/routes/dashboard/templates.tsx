@@ -3,7 +3,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { can } from '../../dashboard/roles';
-import { Csrf, Id, Notice, When } from '../../dashboard/views/layout';
+import { Csrf, Id, Notice, PreviewButton, When } from '../../dashboard/views/layout';
 import { SCRIPT_PATH } from '../../dashboard/views/script';
 import { Table } from '../../dashboard/views/table';
 import { replicaReads } from '../../db/reads';
@@ -127,8 +127,16 @@ function TemplateForm(props: {
           </label>
         </div>
         <div class="stack">
-          <iframe class="preview" name="preview-html" title="Preview of the HTML body" sandbox="" src="about:blank" />
           <iframe
+            tabindex={-1}
+            class="preview"
+            name="preview-html"
+            title="Preview of the HTML body"
+            sandbox=""
+            src="about:blank"
+          />
+          <iframe
+            tabindex={-1}
             class="preview text"
             name="preview-text"
             title="Preview of the text body"
@@ -139,24 +147,8 @@ function TemplateForm(props: {
       </div>
       <div class="actions">
         {writable ? <button type="submit">Save</button> : null}
-        <button
-          type="submit"
-          class="secondary"
-          formaction="/dashboard/templates/preview?part=html"
-          formtarget="preview-html"
-          data-preview
-        >
-          Preview HTML
-        </button>
-        <button
-          type="submit"
-          class="secondary"
-          formaction="/dashboard/templates/preview?part=text"
-          formtarget="preview-text"
-          data-preview
-        >
-          Preview text
-        </button>
+        <PreviewButton action="/dashboard/templates/preview?part=html" frame="preview-html" label="Preview HTML" />
+        <PreviewButton action="/dashboard/templates/preview?part=text" frame="preview-text" label="Preview text" />
       </div>
     </form>
   );

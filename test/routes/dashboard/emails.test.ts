@@ -72,7 +72,7 @@ describe('GET /dashboard/emails/{emailId}', () => {
     expect(page.text).toContain('<td data-label="Route">smtp</td>');
     expect(page.text).toContain('<dt>X-Campaign</dt><dd>autumn</dd>');
     expect(page.text).toContain(
-      `<iframe class="preview" title="The HTML body" sandbox="" src="/dashboard/emails/${id}/html"`,
+      `<iframe tabindex="-1" class="preview" title="The HTML body" sandbox="" src="/dashboard/emails/${id}/html"`,
     );
     expect(page.text).not.toContain('<script>alert(1)');
     const html = await browser.get(`/dashboard/emails/${id}/html`);

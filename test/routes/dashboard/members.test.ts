@@ -1,7 +1,7 @@
 // Members: the operator adds an account's first owner; owners and admins manage the rest in the dashboard.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { admin, expectError, uniqueAddress } from '../../support/api';
+import { admin, expectError, uniqueAddress, waitForInbox } from '../../support/api';
 import { Browser, bareAccount, signedInMember } from '../../support/dashboard';
 
 type MemberData = { id: string; email: string; role: string; createdAt: string; invitedBy: string | null };
@@ -29,6 +29,8 @@ describe('POST /admin/v1/accounts/{accountId}/members', () => {
     expect(await auditOf(accountId)).toEqual([
       { actor: 'operator', action: 'member.added', target: email.toLowerCase(), detail: '{"role":"owner"}' },
     ]);
+    const [invitation] = await waitForInbox(email.toLowerCase());
+    expect(invitation!.text).toContain('You were added to members on postcode, as owner.');
   });
 
   it('409 MEMBER_EXISTS for an address that is a member already (in any case); one audit entry', async () => {
@@ -138,6 +140,10 @@ describe('POST /dashboard/members', () => {
       target: invitee,
       detail: '{"role":"developer"}',
     });
+    const [invitation] = await waitForInbox(invitee);
+    expect(invitation!.subject).toBe('You were added to dashboard owner on postcode');
+    expect(invitation!.text).toContain(`${email} added you to dashboard owner on postcode, as developer.`);
+    expect(invitation!.text).toContain('/dashboard/login');
     const theirs = new Browser();
     await theirs.signIn(invitee);
     expect((await theirs.get('/dashboard/members')).text).toContain(`${invitee}`);

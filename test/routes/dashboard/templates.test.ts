@@ -2,7 +2,7 @@
 // with the API's rules.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { call, waitForInbox } from '../../support/api';
+import { call, eventually, inbox } from '../../support/api';
 import { fieldValue, mailKey, signedInMember } from '../../support/dashboard';
 
 type TemplateData = { id: string; name: string; subject: string; htmlBody: string; textBody: string };
@@ -110,10 +110,12 @@ describe('POST /dashboard/templates/{templateId}/test and /delete', () => {
     expect(page.text).toContain(`Send to ${email}`);
     const sent = await browser.post(`/dashboard/templates/${id}/test`, { vars: 'name=Grace' });
     expect(sent.status).toBe(303);
-    const [mail] = await waitForInbox(email, 2); // the sign-in code, then the test
-    expect(mail!.subject).toBe('Your postcode sign-in code');
-    const mails = await waitForInbox(email, 2);
-    expect(mails.at(-1)).toMatchObject({ subject: 'Hi Grace' });
+    // Besides the mail saying they were added and the sign-in code: the test.
+    const test = await eventually(
+      async () => (await inbox(email)).find((m) => m.subject === 'Hi Grace'),
+      'the test mail',
+    );
+    expect(test.text).toContain('Hello Grace');
     const missing = await browser.post(`/dashboard/templates/${id}/test`, { vars: '' });
     expect(missing.status).toBe(400);
     expect(missing.text).toContain('vars: missing values for name');

@@ -15,7 +15,7 @@ import { addSender, removeSender, resendConfirmation } from '../../mail/sender-c
 import { createDomainBody } from '../../schemas/domains';
 import { createSenderBody } from '../../schemas/senders';
 import { invalidInput } from '../../validation';
-import { act, type PageDeclaration, type PageEnv, render } from './page';
+import { act, formOnId, type PageDeclaration, type PageEnv, render } from './page';
 
 const FIRST_100 = { limit: 100, page: 1, after: null };
 const DONE: Record<string, string> = {
@@ -182,29 +182,6 @@ async function domainPage(c: Context<PageEnv>, notice?: unknown) {
   );
 }
 
-/** A form acting on one domain or sender by its id, then back to `then` (the page showing what `done` names). */
-const onOne = (
-  path: string,
-  run: (c: Context<PageEnv>, id: string) => Promise<unknown>,
-  then: (id: string) => string,
-  again: (c: Context<PageEnv>, notice: unknown) => Promise<Response>,
-  action: string,
-): PageDeclaration => ({
-  method: 'post',
-  path,
-  access: 'write',
-  handler: (c) => {
-    const id = c.req.param('id') ?? '';
-    return act(
-      c,
-      () => run(c, id),
-      then(id),
-      (notice) => again(c, notice),
-      { action, target: id },
-    );
-  },
-});
-
 export const domainPages: PageDeclaration[] = [
   { method: 'get', path: '/dashboard/domains', access: 'read', handler: (c) => listPage(c) },
   {
@@ -227,21 +204,21 @@ export const domainPages: PageDeclaration[] = [
     },
   },
   { method: 'get', path: '/dashboard/domains/:id', access: 'read', handler: (c) => domainPage(c) },
-  onOne(
+  formOnId(
     '/dashboard/domains/:id/verify',
     (c, id) => verifyDomain(c.env, c.var.signedIn.accountId, id),
     (id) => `/dashboard/domains/${id}?done=checked`,
     domainPage,
     'domain.checked',
   ),
-  onOne(
+  formOnId(
     '/dashboard/domains/:id/rotate',
     (c, id) => rotateDkim(c.env, c.var.signedIn.accountId, id),
     (id) => `/dashboard/domains/${id}?done=rotated`,
     domainPage,
     'domain.dkim_rotated',
   ),
-  onOne(
+  formOnId(
     '/dashboard/domains/:id/delete',
     (c, id) => removeDomain(c.env, c.var.signedIn.accountId, id),
     () => '/dashboard/domains?done=deleted',
@@ -272,14 +249,14 @@ export const domainPages: PageDeclaration[] = [
       );
     },
   },
-  onOne(
+  formOnId(
     '/dashboard/senders/:id/resend',
     (c, id) => resendConfirmation(c.env, c.var.signedIn.accountId, id),
     () => '/dashboard/domains?done=sender-resent',
     listPage,
     'sender.confirmation_resent',
   ),
-  onOne(
+  formOnId(
     '/dashboard/senders/:id/delete',
     (c, id) => removeSender(c.env, c.var.signedIn.accountId, id),
     () => '/dashboard/domains?done=sender-deleted',

@@ -124,6 +124,33 @@ export async function act(
   return c.redirect(then, 303);
 }
 
+/**
+ * A form acting on one thing named by the path's `:id` (members who may write): `run`, then 303 to `then`, or the
+ * page `again` with the reason; audited as `action` on that id when given.
+ */
+export const formOnId = (
+  path: string,
+  run: (c: Context<PageEnv>, id: string) => Promise<unknown>,
+  then: (id: string) => string,
+  again: (c: Context<PageEnv>, notice: unknown) => Response | Promise<Response>,
+  action?: string,
+): PageDeclaration => ({
+  method: 'post',
+  path,
+  access: 'write',
+  handler: (c) => {
+    const id = c.req.param('id') ?? '';
+    const audited = action ? { action, target: id } : undefined;
+    return act(
+      c,
+      () => run(c, id),
+      then(id),
+      (notice) => again(c, notice),
+      audited,
+    );
+  },
+});
+
 /** A refused request (an ApiError below 500) shown on its page in the error's status; anything else is thrown. */
 export function shownOnPage(
   c: Context<PageEnv> | Context<PublicPageEnv>,

@@ -15,7 +15,7 @@ import { pageQuery, pageRequest } from '../../schemas/common';
 import { createTemplateBody, templateSendBody, updateTemplateBody } from '../../schemas/templates';
 import { invalidInput } from '../../validation';
 import { PREVIEW_HEADERS } from './emails';
-import { act, formFields, type PageDeclaration, type PageEnv, render } from './page';
+import { act, formFields, formOnId, type PageDeclaration, type PageEnv, render } from './page';
 
 const DONE: Record<string, string> = {
   created: 'Template created.',
@@ -173,7 +173,7 @@ function newPage(c: Context<PageEnv>, notice?: unknown) {
 }
 
 async function editPage(c: Context<PageEnv>, notice?: unknown) {
-  const template = await requireTemplate(c.env.DB, c.var.signedIn.accountId, c.req.param('templateId') ?? '');
+  const template = await requireTemplate(c.env.DB, c.var.signedIn.accountId, c.req.param('id') ?? '');
   const writable = can(c.var.signedIn.role, 'write');
   const done = DONE[c.req.query('done') ?? ''];
   const base = `/dashboard/templates/${template.id}`;
@@ -271,13 +271,13 @@ export const templatePages: PageDeclaration[] = [
       );
     },
   },
-  { method: 'get', path: '/dashboard/templates/:templateId', access: 'read', handler: (c) => editPage(c) },
+  { method: 'get', path: '/dashboard/templates/:id', access: 'read', handler: (c) => editPage(c) },
   {
     method: 'post',
-    path: '/dashboard/templates/:templateId',
+    path: '/dashboard/templates/:id',
     access: 'write',
     handler: (c) => {
-      const id = c.req.param('templateId') ?? '';
+      const id = c.req.param('id') ?? '';
       return act(
         c,
         async () => {
@@ -293,10 +293,10 @@ export const templatePages: PageDeclaration[] = [
   },
   {
     method: 'post',
-    path: '/dashboard/templates/:templateId/test',
+    path: '/dashboard/templates/:id/test',
     access: 'write',
     handler: (c) => {
-      const id = c.req.param('templateId') ?? '';
+      const id = c.req.param('id') ?? '';
       return act(
         c,
         async () => {
@@ -312,19 +312,11 @@ export const templatePages: PageDeclaration[] = [
       );
     },
   },
-  {
-    method: 'post',
-    path: '/dashboard/templates/:templateId/delete',
-    access: 'write',
-    handler: (c) => {
-      const id = c.req.param('templateId') ?? '';
-      return act(
-        c,
-        () => removeTemplate(c.env.DB, c.var.signedIn.accountId, id),
-        '/dashboard/templates?done=deleted',
-        (notice) => editPage(c, notice),
-        { action: 'template.deleted', target: id },
-      );
-    },
-  },
+  formOnId(
+    '/dashboard/templates/:id/delete',
+    (c, id) => removeTemplate(c.env.DB, c.var.signedIn.accountId, id),
+    () => '/dashboard/templates?done=deleted',
+    (c, notice) => editPage(c, notice),
+    'template.deleted',
+  ),
 ];

@@ -20,7 +20,7 @@ import {
   sendTestEvent,
 } from '../../webhooks/endpoints';
 import { EVENT_TYPES } from '../../webhooks/events';
-import { act, type PageDeclaration, type PageEnv, render, shownOnPage } from './page';
+import { act, formOnId, type PageDeclaration, type PageEnv, render, shownOnPage } from './page';
 
 const DONE: Record<string, string> = {
   saved: 'Endpoint saved.',
@@ -249,35 +249,19 @@ export const webhookPages: PageDeclaration[] = [
         (notice) => endpointPage(c, notice),
       ),
   },
-  {
-    method: 'post',
-    path: '/dashboard/webhooks/:id/test',
-    access: 'write',
-    handler: (c) => {
-      const id = c.req.param('id') ?? '';
-      return act(
-        c,
-        () => sendTestEvent(c.env, c.var.signedIn.accountId, id),
-        `/dashboard/webhooks/${id}?done=tested`,
-        (notice) => endpointPage(c, notice),
-      );
-    },
-  },
-  {
-    method: 'post',
-    path: '/dashboard/webhooks/:id/delete',
-    access: 'write',
-    handler: (c) => {
-      const id = c.req.param('id') ?? '';
-      return act(
-        c,
-        () => removeEndpoint(c.env, c.var.signedIn.accountId, id),
-        '/dashboard/webhooks?done=deleted',
-        (notice) => endpointPage(c, notice),
-        { action: 'webhook.deleted', target: id },
-      );
-    },
-  },
+  formOnId(
+    '/dashboard/webhooks/:id/test',
+    (c, id) => sendTestEvent(c.env, c.var.signedIn.accountId, id),
+    (id) => `/dashboard/webhooks/${id}?done=tested`,
+    endpointPage,
+  ),
+  formOnId(
+    '/dashboard/webhooks/:id/delete',
+    (c, id) => removeEndpoint(c.env, c.var.signedIn.accountId, id),
+    () => '/dashboard/webhooks?done=deleted',
+    endpointPage,
+    'webhook.deleted',
+  ),
   {
     method: 'post',
     path: '/dashboard/webhooks/:id/deliveries/:deliveryId/retry',

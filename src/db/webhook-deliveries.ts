@@ -15,6 +15,8 @@ export type WebhookDelivery = {
   attempts: number;
   lastStatus: number | null;
   lastError: string | null;
+  /** The start of the last answer's body; null when no answer came. */
+  lastResponse: string | null;
   createdAt: string;
   updatedAt: string;
 };
@@ -28,6 +30,7 @@ type DeliveryRow = {
   attempts: number;
   last_status: number | null;
   last_error: string | null;
+  last_response: string | null;
   created_at: number;
   updated_at: number;
 };
@@ -48,6 +51,7 @@ const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
   attempts: row.attempts,
   lastStatus: row.last_status,
   lastError: row.last_error,
+  lastResponse: row.last_response,
   createdAt: isoOf(row.created_at),
   updatedAt: isoOf(row.updated_at),
 });
@@ -118,6 +122,8 @@ export type DeliveryAttempt = {
   /** HTTP status, when the endpoint answered. */
   httpStatus: number | null;
   error: string | null;
+  /** The start of the answer's body. */
+  response: string | null;
   outcome: DeliveryStatus;
   /** When a pending delivery is due again. */
   retryAt: Date | null;
@@ -134,7 +140,7 @@ export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAtt
     db
       .prepare(
         `UPDATE webhook_deliveries SET status = ?2, attempts = attempts + 1, last_status = ?3, last_error = ?4,
-           due_at = CASE WHEN ?2 = 'pending' THEN COALESCE(?5, due_at) END, lease_until = NULL, updated_at = ?6
+           last_response = ?7, due_at = CASE WHEN ?2 = 'pending' THEN COALESCE(?5, due_at) END, lease_until = NULL, updated_at = ?6
          WHERE id = ?1 AND status = 'pending'`,
       )
       .bind(
@@ -144,6 +150,7 @@ export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAtt
         attempt.error,
         attempt.retryAt ? attempt.retryAt.getTime() : null,
         at,
+        attempt.response,
       ),
     db
       .prepare(

@@ -39,6 +39,7 @@ const deliveryView = (d: WebhookDelivery) => ({
   attempts: d.attempts,
   ...(d.lastStatus === null ? {} : { lastStatus: d.lastStatus }),
   ...(d.lastError === null ? {} : { lastError: d.lastError }),
+  ...(d.lastResponse === null ? {} : { lastResponse: d.lastResponse }),
   createdAt: d.createdAt,
   updatedAt: d.updatedAt,
 });
@@ -66,6 +67,7 @@ const DELIVERY = {
   status: 'delivered' as const,
   attempts: 1,
   lastStatus: 204,
+  lastResponse: '',
   createdAt: '2026-11-21T22:45:01.000Z',
   updatedAt: '2026-11-21T22:45:01.000Z',
 };

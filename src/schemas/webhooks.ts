@@ -74,6 +74,10 @@ export const delivery = z.object({
   attempts: z.number().int(),
   lastStatus: z.number().int().optional().openapi({ description: 'HTTP status of the last answer' }),
   lastError: z.string().optional(),
+  lastResponse: z
+    .string()
+    .optional()
+    .openapi({ description: "The first 2,048 bytes of the last answer's body, as text; absent when none came" }),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -42,7 +42,35 @@ export async function recoverOverdueDeliveries(env: Bindings, graceSeconds: numb
   return ids.length;
 }
 
-type Answer = { httpStatus: number | null; error: string | null };
+/** How much of an answer's body the delivery log keeps. */
+export const RESPONSE_KEEP_BYTES = 2_048;
+
+type Answer = { httpStatus: number | null; error: string | null; response: string | null };
+
+/**
+ * The first RESPONSE_KEEP_BYTES of a body as text (a character cut at the end is left out), then the rest
+ * is cancelled; what arrived before a failure is kept.
+ */
+async function startOfBody(res: Response): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let left = RESPONSE_KEEP_BYTES;
+  try {
+    while (left > 0) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      const part = value.byteLength > left ? value.subarray(0, left) : value;
+      text += decoder.decode(part, { stream: true });
+      left -= part.byteLength;
+    }
+  } catch {
+    // the answer broke off or timed out while its body was read: its status still counts
+  }
+  await reader.cancel().catch(() => {});
+  return text;
+}
 
 async function post(delivery: ClaimedDelivery): Promise<Answer> {
   const sentAt = new Date();
@@ -61,12 +89,13 @@ async function post(delivery: ClaimedDelivery): Promise<Answer> {
       redirect: 'manual', // a redirect could lead anywhere: it counts as a failure
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
-    await res.body?.cancel();
-    return res.ok ? { httpStatus: res.status, error: null } : { httpStatus: res.status, error: `HTTP ${res.status}` };
+    const response = await startOfBody(res);
+    return { httpStatus: res.status, error: res.ok ? null : `HTTP ${res.status}`, response };
   } catch (error) {
     const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
     return {
       httpStatus: null,
+      response: null,
       error: timedOut ? `no answer within ${TIMEOUT_MS / 1000} s` : String(error).slice(0, 300),
     };
   }

@@ -21,6 +21,7 @@ export type WebhookDelivery = {
   attempts: number;
   lastStatus?: number;
   lastError?: string;
+  lastResponse?: string;
 };
 export type Received = {
   webhookId: string;
@@ -34,7 +35,10 @@ export type Received = {
 export const receiverUrl = (key: string) => `${env.WEBHOOK_RECEIVER_URL}/hooks/${key}`;
 
 /** Tells the receiver the secrets to verify with, and how to answer, for this key. */
-export async function controlReceiver(key: string, control: { secrets?: string[]; mode?: string; failFirst?: number }) {
+export async function controlReceiver(
+  key: string,
+  control: { secrets?: string[]; mode?: string; failFirst?: number; body?: string },
+) {
   await fetch(`${env.WEBHOOK_RECEIVER_URL}/control/${key}`, { method: 'PUT', body: JSON.stringify(control) });
 }
 

@@ -11,6 +11,7 @@ import { sessionPages } from './sessions';
 import { signInPages } from './sign-in';
 import { suppressionPages } from './suppressions';
 import { templatePages } from './templates';
+import { webhookEndpointPages } from './webhook';
 import { webhookPages } from './webhooks';
 
 export const DASHBOARD_PAGES: PageDeclaration[] = [
@@ -21,6 +22,7 @@ export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...domainPages,
   ...suppressionPages,
   ...webhookPages,
+  ...webhookEndpointPages,
   ...keyPages,
   ...brandingPages,
   ...memberPages,

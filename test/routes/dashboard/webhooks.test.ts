@@ -1,5 +1,5 @@
 // Webhooks in the dashboard: endpoints created (secret shown once) and changed with the API's rules, a test event
-// signed with the secret, a rotated secret, the delivery log with the request, a retry.
+// signed with the secret, a rotated secret, the delivery log with the request and the answer, a retry.
 import { describe, expect, it } from 'vitest';
 import { call } from '../../support/api';
 import { mailKey, signedInMember } from '../../support/dashboard';
@@ -53,9 +53,10 @@ describe('POST /dashboard/webhooks', () => {
 });
 
 describe('POST /dashboard/webhooks/{id}/test, /rotate, /deliveries/{deliveryId}/retry', () => {
-  it('a test event arrives signed; after a rotation the new secret signs; the log shows the request; a retry sends again', async () => {
+  it('a test event arrives signed; after a rotation the new secret signs; the log shows the request and the answer; a retry sends again', async () => {
     const { browser } = await signedInMember('owner');
     const { key, id } = await endpointWithReceiver(browser);
+    await controlReceiver(key, { body: '<b>received</b>' });
     expect((await browser.post(`/dashboard/webhooks/${id}/test`)).status).toBe(303);
     const [first] = await waitForEvents(key, ['webhook.test']);
     expect(first!.signatureValid).toBe(true);
@@ -70,6 +71,10 @@ describe('POST /dashboard/webhooks/{id}/test, /rotate, /deliveries/{deliveryId}/
     expect((await browser.post(`/dashboard/webhooks/${id}/deliveries/${deliveryId}/retry`)).status).toBe(303);
     await expect.poll(async () => (await receivedAt(key)).length, { timeout: 15_000 }).toBe(2);
     expect((await receivedAt(key)).at(-1)!.signatureValid).toBe(true);
+    // the answer's status and body, as text
+    await expect
+      .poll(async () => (await browser.get(`/dashboard/webhooks/${id}`)).text, { timeout: 15_000 })
+      .toContain('<summary>HTTP 200</summary><pre class="text-body">&lt;b&gt;received&lt;/b&gt;</pre>');
   });
 
   it('an edit disables the endpoint; delete removes it; a viewer has no form and a forged one is 403', async () => {

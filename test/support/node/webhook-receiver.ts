@@ -1,8 +1,10 @@
 // A real webhook receiver for the test run: it verifies every delivery's signature with the
 // `standardwebhooks` verify function (the secrets a test registered for its path) and answers as told:
-// 2xx, 500, or not at all (to make the sender time out), optionally failing only the first N requests.
+// 2xx, 500, not at all (to make the sender time out), or with a body that never ends, optionally failing only
+// the first N requests, with a body when told.
 //   POST /hooks/<key>        a delivery
-//   PUT  /control/<key>      { secrets?: string[], mode?: 'ok' | '500' | 'hang', failFirst?: number }
+//   PUT  /control/<key>      { secrets?: string[], mode?: 'ok' | '500' | 'hang' | 'stall', failFirst?: number,
+//                              body?: string }
 //   GET  /control/<key>      what arrived: [{ webhookId, timestamp, signatureValid, payload, answered }]
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
@@ -17,7 +19,13 @@ export type ReceivedWebhook = {
   answered: number | null;
 };
 
-type Control = { secrets: string[]; mode: 'ok' | '500' | 'hang'; failFirst: number; received: ReceivedWebhook[] };
+type Control = {
+  secrets: string[];
+  mode: 'ok' | '500' | 'hang' | 'stall';
+  failFirst: number;
+  body: string;
+  received: ReceivedWebhook[];
+};
 
 const readBody = (req: IncomingMessage) =>
   new Promise<string>((resolve) => {
@@ -42,7 +50,7 @@ export async function startWebhookReceiver(): Promise<HttpFixture> {
   const control = (key: string) => {
     let found = controls.get(key);
     if (!found) {
-      found = { secrets: [], mode: 'ok', failFirst: 0, received: [] };
+      found = { secrets: [], mode: 'ok', failFirst: 0, body: '', received: [] };
       controls.set(key, found);
     }
     return found;
@@ -82,8 +90,10 @@ export async function startWebhookReceiver(): Promise<HttpFixture> {
     if (state.mode === 'hang') return; // never answer: the sender's timeout decides
     const fail = state.mode === '500' || state.failFirst > 0;
     if (state.failFirst > 0) state.failFirst--;
-    entry.answered = fail ? 500 : 204;
-    res.writeHead(entry.answered).end();
+    entry.answered = fail ? 500 : state.body ? 200 : 204;
+    res.writeHead(entry.answered, state.body ? { 'Content-Type': 'text/plain; charset=utf-8' } : {});
+    if (state.mode === 'stall') return void res.write(state.body); // the body's start, then nothing more
+    res.end(state.body);
   });
   return listenOnLoopback(server);
 }

@@ -2,6 +2,7 @@
 import { auditPages } from './audit-log';
 import { brandingPages } from './branding';
 import { domainPages } from './domains';
+import { emailDetailPages } from './email';
 import { emailPages } from './emails';
 import { keyPages } from './keys';
 import { memberPages } from './members';
@@ -18,6 +19,7 @@ export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...signInPages,
   ...overviewPages,
   ...emailPages,
+  ...emailDetailPages,
   ...templatePages,
   ...domainPages,
   ...suppressionPages,

@@ -3,16 +3,13 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { forgetCredential } from '../../auth/credential-cache';
 import { can } from '../../dashboard/roles';
-import { Csrf, Id, Notice, Secret, When } from '../../dashboard/views/layout';
-import { Table } from '../../dashboard/views/table';
+import { Csrf, Notice, Secret } from '../../dashboard/views/layout';
 import { recordAudit } from '../../db/audit-log';
 import {
-  type ApiKey,
   createApiKey,
   createOtpToken,
   listApiKeys,
   listOtpTokens,
-  type OtpToken,
   revokeApiKey,
   revokeOtpToken,
   setAllowedIps,
@@ -20,6 +17,7 @@ import {
 import { ApiError } from '../../errors';
 import { createApiKeyBody, createOtpTokenBody } from '../../schemas/admin';
 import { invalidInput } from '../../validation';
+import { KeyRows, TokenRows } from './key-tables';
 import { act, formFields, type PageDeclaration, type PageEnv, render, shownOnPage } from './page';
 
 const FIRST_100 = { limit: 100, page: 1, after: null };
@@ -36,81 +34,6 @@ const ipsOf = (text: string | null) =>
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter(Boolean);
-
-function KeyRows(props: { keys: ApiKey[]; csrf: string; revocable: boolean }) {
-  return (
-    <Table
-      columns={['Name', 'Scopes', 'Mode', 'Created', 'Last used', 'State', ...(props.revocable ? ['Actions'] : [])]}
-      rows={props.keys.map((k) => [
-        <>
-          {k.name ?? <span class="muted">(no name)</span>} <Id value={k.id} />
-        </>,
-        k.scopes.join(', '),
-        k.mode,
-        <When iso={k.createdAt} />,
-        k.lastUsedAt ? <When iso={k.lastUsedAt} /> : 'never',
-        k.revokedAt ? 'revoked' : 'live',
-        ...(props.revocable
-          ? [
-              k.revokedAt ? (
-                ''
-              ) : (
-                <form class="inline" method="post" action={`/dashboard/keys/${k.id}/revoke`}>
-                  <Csrf token={props.csrf} />
-                  <button type="submit" class="danger" aria-label={`Revoke ${k.name ?? k.id}`}>
-                    Revoke
-                  </button>
-                </form>
-              ),
-            ]
-          : []),
-      ])}
-      empty="No API keys."
-    />
-  );
-}
-
-function TokenRows(props: { tokens: OtpToken[]; csrf: string; writable: boolean; revocable: boolean }) {
-  return (
-    <Table
-      columns={['Token', 'IP allowlist', 'Created', 'Last used', 'State', ...(props.revocable ? ['Actions'] : [])]}
-      rows={props.tokens.map((t) => [
-        <Id value={t.id} />,
-        props.writable && !t.revokedAt ? (
-          <form class="inline" method="post" action={`/dashboard/otp-tokens/${t.id}/ips`}>
-            <Csrf token={props.csrf} />
-            <textarea name="allowedIps" rows={2} aria-label={`IP allowlist of ${t.id}`}>
-              {t.allowedIps.join('\n')}
-            </textarea>
-            <button type="submit" class="secondary">
-              Save
-            </button>
-          </form>
-        ) : (
-          t.allowedIps.join(', ') || 'any address'
-        ),
-        <When iso={t.createdAt} />,
-        t.lastUsedAt ? <When iso={t.lastUsedAt} /> : 'never',
-        t.revokedAt ? 'revoked' : 'live',
-        ...(props.revocable
-          ? [
-              t.revokedAt ? (
-                ''
-              ) : (
-                <form class="inline" method="post" action={`/dashboard/otp-tokens/${t.id}/revoke`}>
-                  <Csrf token={props.csrf} />
-                  <button type="submit" class="danger" aria-label={`Revoke ${t.id}`}>
-                    Revoke
-                  </button>
-                </form>
-              ),
-            ]
-          : []),
-      ])}
-      empty="No public OTP tokens."
-    />
-  );
-}
 
 async function keysPage(c: Context<PageEnv>, notice?: unknown) {
   const { accountId, role } = c.var.signedIn;

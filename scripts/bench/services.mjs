@@ -45,6 +45,8 @@ export function startService(root, stateDir) {
     'RATE_OTP_SEND_PER_CREDENTIAL:100000000',
     'RATE_OTP_SEND_PER_RECIPIENT:100000000',
     'RATE_OTP_FAILS_PER_RECIPIENT:100000000',
+    'RATE_SIGNIN_PER_IP:100000000',
+    'RATE_SIGNIN_PER_ADDRESS:100000000',
   ].join(',');
   return spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
     cwd: root,

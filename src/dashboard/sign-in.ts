@@ -1,15 +1,16 @@
 // Sign-in to the dashboard: an address, a code mailed through postcode's own backend OTP flow (sessions of the
 // sign-in account), then a session. A non-member's address is answered exactly as a member's, and no mail goes.
+import { waitUntil } from 'cloudflare:workers';
 import { sha256Hex } from '../auth/crypto';
 import { auditStatement } from '../db/audit-log';
 import { type DashboardSession, insertSessionStatement } from '../db/dashboard-sessions';
 import { membershipsOf } from '../db/members';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { newSecret, newSessionId, nowIso } from '../ids';
+import { newSecret, nowIso } from '../ids';
 import { canonicalAddress } from '../mail/address';
 import { hitBucket } from '../middleware/rate-limit';
-import { sendOtp, verifyOtp } from '../otp/engine';
+import { newRecipientSessionId, sendOtp, verifyOtp } from '../otp/engine';
 
 /** The account whose backend OTP sessions sign members in (created by migrations/0005_dashboard.sql). */
 export const SIGN_IN_ACCOUNT = 'acc_postcode';
@@ -34,25 +35,33 @@ async function countSignIn(env: Bindings, bucket: 'signin-ip' | 'signin-address'
 }
 
 /**
- * Mails a sign-in code to a member's address. For any other address a session id of the same shape comes
- * back (it names no session, so no code will ever match) and nothing is sent.
+ * Mails a sign-in code to a member's address, after the answer: a member's answer and a stranger's make the
+ * same hops and take the same time. A stranger's session id has the same shape but names no session, so no
+ * code will ever match, and nothing is sent. A code mail that fails is retried as any code's is.
  */
 export async function startSignIn(env: Bindings, request: { email: string; ip: string }): Promise<SignInStarted> {
   const email = memberAddress(request.email);
   await countSignIn(env, 'signin-ip', request.ip);
   await countSignIn(env, 'signin-address', email);
-  if ((await membershipsOf(env.DB, email)).length === 0) {
-    const objectId = env.OTP_RECIPIENT.idFromName(`${SIGN_IN_ACCOUNT}:${email}`).toString();
-    return { sessionId: newSessionId(objectId), email };
+  const sessionId = newRecipientSessionId(env, SIGN_IN_ACCOUNT, email);
+  if ((await membershipsOf(env.DB, email)).length > 0) {
+    const code = {
+      email,
+      sessionId,
+      expiresInSeconds: SIGN_IN_CODE_SECONDS,
+      otpDigits: 6,
+      subject: 'Your postcode sign-in code',
+      verificationLine: 'Sign in to the postcode dashboard with this code:',
+    };
+    // Started on the next turn: begun now, its first D1 reads would go out before the answer does.
+    const afterAnswer = new Promise((resolve) => setTimeout(resolve, 0));
+    waitUntil(
+      afterAnswer
+        .then(() => sendOtp(env, CALLER, code))
+        .catch((error) => console.error('sign-in code not sent', error)),
+    );
   }
-  const sent = await sendOtp(env, CALLER, {
-    email,
-    expiresInSeconds: SIGN_IN_CODE_SECONDS,
-    otpDigits: 6,
-    subject: 'Your postcode sign-in code',
-    verificationLine: 'Sign in to the postcode dashboard with this code:',
-  });
-  return { sessionId: sent.sessionId, email };
+  return { sessionId, email };
 }
 
 /** A new session's cookie token (shown to the browser once) and its row. */

@@ -33,6 +33,8 @@ export type OtpSendRequest = {
   locale?: string;
   /** An account's saved template with `{{code}}` (and `{{expiresInMinutes}}`, `{{productName}}`, `{{magicLink}}`). */
   templateId?: string;
+  /** A session id made beforehand with `newRecipientSessionId` (an answer given before the mail goes). */
+  sessionId?: string;
 };
 
 export type OtpSendResult = { sessionId: string; expiresAt: string; email: string; sent: boolean };
@@ -43,6 +45,10 @@ export type OtpCaller = { accountId: string; channel: OtpChannel; rateLimitCode:
 /** The object holding every session and the OTP limits of one recipient of one account. */
 const recipientObjectId = (env: Bindings, accountId: string, email: string) =>
   env.OTP_RECIPIENT.idFromName(`${accountId}:${canonicalAddress(email)}`);
+
+/** A new session id of a recipient of an account, for a send that will name it. */
+export const newRecipientSessionId = (env: Bindings, accountId: string, email: string) =>
+  newSessionId(recipientObjectId(env, accountId, email).toString());
 
 /** The object of a session, from the session id alone; null when the id is not one of ours. */
 function sessionObject(env: Bindings, sessionId: string) {
@@ -80,7 +86,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     sendLook(env, caller, request.templateId),
   ]);
   const objectId = recipientObjectId(env, caller.accountId, request.email);
-  const sessionId = newSessionId(objectId.toString());
+  const sessionId = request.sessionId ?? newSessionId(objectId.toString());
   const code = generateCode(request.otpDigits);
   const expiresAt = Date.now() + request.expiresInSeconds * 1000;
   const codeHash = await hashCode(otpPepper(env), sessionId, code);

@@ -140,7 +140,8 @@ export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAtt
     db
       .prepare(
         `UPDATE webhook_deliveries SET status = ?2, attempts = attempts + 1, last_status = ?3, last_error = ?4,
-           last_response = ?7, due_at = CASE WHEN ?2 = 'pending' THEN COALESCE(?5, due_at) END, lease_until = NULL, updated_at = ?6
+           last_response = ?7, due_at = CASE WHEN ?2 = 'pending' THEN COALESCE(?5, due_at) END,
+           lease_until = NULL, updated_at = ?6
          WHERE id = ?1 AND status = 'pending'`,
       )
       .bind(

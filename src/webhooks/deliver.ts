@@ -43,7 +43,7 @@ export async function recoverOverdueDeliveries(env: Bindings, graceSeconds: numb
 }
 
 /** How much of an answer's body the delivery log keeps. */
-export const RESPONSE_KEEP_BYTES = 2_048;
+const RESPONSE_KEEP_BYTES = 2_048;
 
 type Answer = { httpStatus: number | null; error: string | null; response: string | null };
 

@@ -2,6 +2,7 @@
 // STARTTLS and AUTH, then commands and replies until QUIT. What a message needs (the envelope, DATA) is
 // the connection's business (connection.ts); every exchange runs under one timer (`bounded`).
 import { connect } from 'cloudflare:sockets';
+import { waitUntil } from 'cloudflare:workers';
 import { toBase64 } from '../../base64';
 import type { SmtpConfig } from '../../config';
 import { oneLine, type Reply, ReplyReader } from './replies';
@@ -45,8 +46,25 @@ export function parseCapabilities(ehlo: string): Capabilities {
 /** The time of an exchange ran out; the socket was closed. */
 export class SmtpTimeout extends Error {}
 
-/** The session could not be set up (greeting, EHLO, STARTTLS, AUTH): the route, not the message, failed. */
-export class HandshakeFailed extends Error {}
+/**
+ * The session could not be set up (greeting, EHLO, STARTTLS, AUTH): the route, not the message, failed.
+ * `inStep`: the server refused with a complete reply and still listens, so it is owed a QUIT.
+ */
+export class HandshakeFailed extends Error {
+  constructor(
+    message: string,
+    readonly inStep = true,
+  ) {
+    super(message);
+  }
+}
+
+/** A refused step; after a 421 the server is closing the connection itself (RFC 5321 §3.8): no QUIT. */
+const refused = (reply: Reply, what: string) =>
+  new HandshakeFailed(`${what}: ${oneLine(reply.text)}`, reply.code !== 421);
+
+/** How long a failed session waits for the answer to its QUIT. */
+const QUIT_TIMEOUT_MS = 2_000;
 
 const encoder = new TextEncoder();
 
@@ -73,7 +91,11 @@ export class SmtpSession {
     try {
       await session.bounded(config.timeoutMs, 'connecting', () => session.handshake(config));
     } catch (error) {
-      session.abort();
+      // A server that refused a step is told so (Postfix logs a connection dropped without QUIT as lost);
+      // the caller does not wait for that. A timeout, a hang-up or a session out of step just goes.
+      if (error instanceof HandshakeFailed && error.inStep) {
+        waitUntil(session.quit(Math.min(QUIT_TIMEOUT_MS, config.timeoutMs)));
+      } else session.abort();
       throw error;
     }
     return session;
@@ -105,8 +127,7 @@ export class SmtpSession {
   private async handshake(config: SmtpConfig): Promise<void> {
     await this.socket.opened;
     const greeting = await this.read();
-    if (greeting.code !== 220)
-      throw new HandshakeFailed(`the SMTP server refused the session: ${oneLine(greeting.text)}`);
+    if (greeting.code !== 220) throw refused(greeting, 'the SMTP server refused the session');
     await this.hello(config.ehloName);
     if (config.security === 'starttls') {
       if (!this.capabilities.startTls) {
@@ -127,9 +148,9 @@ export class SmtpSession {
       this.capabilities = parseCapabilities(ehlo.text);
       return;
     }
-    if (ehlo.code === 421) throw new HandshakeFailed(`EHLO refused: ${oneLine(ehlo.text)}`);
+    if (ehlo.code === 421) throw refused(ehlo, 'EHLO refused');
     const helo = await this.command(`HELO ${name}`);
-    if (helo.code !== 250) throw new HandshakeFailed(`HELO refused: ${oneLine(helo.text)}`);
+    if (helo.code !== 250) throw refused(helo, 'HELO refused');
     this.capabilities = NONE;
   }
 
@@ -139,9 +160,9 @@ export class SmtpSession {
    */
   private async startTls(): Promise<void> {
     const reply = await this.command('STARTTLS');
-    if (reply.code !== 220) throw new HandshakeFailed(`STARTTLS refused: ${oneLine(reply.text)}`);
+    if (reply.code !== 220) throw refused(reply, 'STARTTLS refused');
     if (this.replies.buffered) {
-      throw new HandshakeFailed('the SMTP server sent more after its 220 to STARTTLS: refusing the connection');
+      throw new HandshakeFailed('the SMTP server sent more after its 220 to STARTTLS: refusing the connection', false);
     }
     this.replies.release();
     this.writer.releaseLock();
@@ -166,7 +187,7 @@ export class SmtpSession {
         `the SMTP server offers no AUTH PLAIN or LOGIN (${offered.join(' ') || 'no AUTH at all'}): credentials not sent`,
       );
     }
-    if (reply.code !== 235) throw new HandshakeFailed(`authentication failed: ${oneLine(reply.text)}`);
+    if (reply.code !== 235) throw refused(reply, 'authentication failed');
   }
 
   async write(data: string): Promise<void> {

@@ -1,13 +1,15 @@
 // Setting an SMTP session up against real servers: the EHLO name, HELO where EHLO is unknown, STARTTLS
 // asked for and not offered, AUTH LOGIN (smtp-server) and AUTH PLAIN over TLS (maildev, the inbox of
-// `npm start`), and what missing or wrong credentials come to.
+// `npm start`), what missing or wrong credentials come to, and the QUIT owed to a server that refused a step
+// (through relays that record each command: test/support/node/flaky-relay.ts).
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SmtpConfig } from '../../../src/config';
 import type { OutgoingMail } from '../../../src/mail/outgoing';
 import { SmtpConnection } from '../../../src/mail/smtp/connection';
-import { startConnecting } from '../../../src/mail/smtp/send-once';
-import { uniqueAddress, waitForInbox } from '../../support/api';
+import { sendOnce, startConnecting } from '../../../src/mail/smtp/send-once';
+import { eventually, uniqueAddress, waitForInbox } from '../../support/api';
+import { newRelay, relayCommands } from '../../support/relays';
 
 /** The credentials the AUTH servers take (test/support/node/global-setup.ts). */
 const RELAY = { username: 'relay-user', password: 'pässwörd 1' };
@@ -97,5 +99,70 @@ describe('SmtpSession: AUTH', () => {
       kind: 'transient',
       reply: expect.stringMatching(/530/),
     });
+  });
+});
+
+describe('SmtpSession: a refused step is answered with QUIT, a broken session is just dropped', () => {
+  /** The commands of the relay's one connection, once it has sent `last` (QUIT comes after the failure). */
+  const commandsEndingWith = (port: string, last: string) =>
+    eventually(async () => {
+      const [log] = await relayCommands(port);
+      return log?.at(-1) === last ? log : undefined;
+    }, `${last} at the relay on ${port}`);
+
+  it.each([
+    [
+      'AUTH refused (535)',
+      () => newRelay('ok', env.AUTH_SMTP_PORT),
+      { credentials: { ...RELAY, password: 'wrong' } },
+      /^authentication failed: 535/,
+      ['EHLO', 'AUTH', 'QUIT'],
+    ],
+    ['EHLO and HELO refused (550)', () => newRelay('ehlo550'), {}, /^HELO refused: 550/, ['EHLO', 'HELO', 'QUIT']],
+    [
+      'STARTTLS refused (454)',
+      () => newRelay('starttls454'),
+      { security: 'starttls' as const },
+      /^STARTTLS refused: 454/,
+      ['EHLO', 'STARTTLS', 'QUIT'],
+    ],
+    [
+      'STARTTLS asked for and not offered',
+      () => newRelay('ok', env.LOCKSTEP_SMTP_PORT),
+      { security: 'starttls' as const },
+      /does not offer STARTTLS/,
+      ['EHLO', 'QUIT'],
+    ],
+  ])('%s: QUIT before the socket goes', async (_, relay, more, error, commands) => {
+    const port = await relay();
+    await expect(SmtpConnection.open(server(port, more))).rejects.toThrow(error);
+    expect(await commandsEndingWith(port, 'QUIT')).toEqual(commands);
+  });
+
+  it('530 to MAIL FROM (no credentials): RSET, then QUIT', async () => {
+    const port = await newRelay('ok', env.AUTH_SMTP_PORT);
+    expect(await sendOnce(server(port), mail(uniqueAddress('noauth')))).toMatchObject({
+      kind: 'transient',
+      reply: expect.stringMatching(/530/),
+    });
+    expect((await commandsEndingWith(port, 'QUIT')).slice(-2)).toEqual(['RSET', 'QUIT']);
+  });
+
+  it.each([
+    ['a 421 greeting (the server is closing)', () => newRelay('421'), {}, /refused the session: 421/, []],
+    [
+      'plaintext after the 220 to STARTTLS (out of step)',
+      () => newRelay('ok', env.LENIENT_SMTP_PORT),
+      { security: 'starttls' as const },
+      /sent more after its 220 to STARTTLS/,
+      ['EHLO', 'STARTTLS'],
+    ],
+    ['no greeting (a timeout)', () => newRelay('silent'), { timeoutMs: 300 }, /^timeout after 300 ms/, []],
+  ])('%s: no QUIT', async (_, relay, more, error, commands) => {
+    const port = await relay();
+    await expect(SmtpConnection.open(server(port, more))).rejects.toThrow(error);
+    // Long enough for a QUIT sent after the failure to reach the relay.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await relayCommands(port)).toEqual([commands]);
   });
 });

@@ -128,11 +128,11 @@ export async function applyRecipientChange(db: D1Database, applied: AppliedChang
       : []),
     db
       .prepare(
-        `UPDATE email_recipients SET status = ?3, bounce_type = ?4, reply = COALESCE(?5, reply),
+        `UPDATE email_recipients SET status = ?3, bounce_type = ?4, bounce_reason = ?7, reply = COALESCE(?5, reply),
            route = COALESCE(route, ?6)
          WHERE email_id = ?1 AND ${STATE} = ?2`,
       )
-      .bind(email.id, key, change.status, change.bounceType, event.diagnostic, event.route),
+      .bind(email.id, key, change.status, change.bounceType, event.diagnostic, event.route, change.bounceReason),
     db
       .prepare(
         `UPDATE emails SET status = ${EMAIL_STATUS_SQL}, updated_at = ?2

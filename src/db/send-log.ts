@@ -1,5 +1,6 @@
 // The send log as an account reads it: pages with filters, and one email whole.
 import { canonicalAddress } from '../mail/address';
+import type { BounceReason, BounceType } from '../mail/bounce-reasons';
 import type { RecipientStatus } from '../mail/outcome';
 import { listEmailEvents } from './email-events';
 import { type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
@@ -7,16 +8,19 @@ import { type PageRequest, pageFromRows, pageQueryParts } from './paging';
 import type { D1Reader } from './reads';
 import type { EmailOwner } from './schedule';
 
-/** `tag` is `name:value`. */
-export type SendLogFilter = { status?: EmailStatus; to?: string; tag?: string };
+/** `tag` is `name:value`; `bounceReason`: at least one recipient bounced for it. */
+export type SendLogFilter = { status?: EmailStatus; to?: string; tag?: string; bounceReason?: BounceReason };
 
 type Sql = { sql: string; binds: unknown[] };
 
+const TAGGED = ' AND EXISTS (SELECT 1 FROM email_tags t WHERE t.email_id = e.id AND t.name = ? AND t.value = ?)';
+const BOUNCED_FOR = ' AND EXISTS (SELECT 1 FROM email_recipients b WHERE b.email_id = e.id AND b.bounce_reason = ?)';
+
 /**
  * The ids of the filter's emails in the send log's order (`created_at`, `id`), read from the one index that
- * answers the most selective filter: the recipient's, then the tag's (which holds the status too, in the
- * log's order), the status's or the account's (both in that order). The other filters are checked on the
- * rows it finds.
+ * answers the most selective filter: the recipient's, the bounce reason's, then the tag's (which holds the
+ * status too, in the log's order), the status's or the account's (both in that order). The other filters are
+ * checked on the rows it finds.
  */
 function matchingIds(owner: EmailOwner, filter: SendLogFilter): Sql & { time: string; id: string } {
   const test = owner.test ? 1 : 0;
@@ -34,7 +38,27 @@ function matchingIds(owner: EmailOwner, filter: SendLogFilter): Sql & { time: st
       binds.push(filter.status);
     }
     if (tagName !== null) {
-      sql += ' AND EXISTS (SELECT 1 FROM email_tags t WHERE t.email_id = e.id AND t.name = ? AND t.value = ?)';
+      sql += TAGGED;
+      binds.push(tagName, tagValue);
+    }
+    if (filter.bounceReason) {
+      sql += BOUNCED_FOR;
+      binds.push(filter.bounceReason);
+    }
+    return { sql, binds, time: 'e.created_at', id: 'e.id' };
+  }
+  if (filter.bounceReason) {
+    // Bounces are few beside the mail: found by reason (DISTINCT: two recipients of one email may share it)
+    // and sorted, as a recipient's are.
+    const binds: unknown[] = [filter.bounceReason, owner.accountId, test];
+    let sql = `SELECT DISTINCT e.id, e.created_at FROM email_recipients r INDEXED BY email_recipients_bounce_reason
+      CROSS JOIN emails e ON e.id = r.email_id WHERE r.bounce_reason = ? AND e.account_id = ? AND e.test = ?`;
+    if (filter.status) {
+      sql += ' AND e.status = ?';
+      binds.push(filter.status);
+    }
+    if (tagName !== null) {
+      sql += TAGGED;
       binds.push(tagName, tagValue);
     }
     return { sql, binds, time: 'e.created_at', id: 'e.id' };
@@ -68,11 +92,12 @@ function matchingIds(owner: EmailOwner, filter: SendLogFilter): Sql & { time: st
 
 /**
  * How many emails match: from the counters that triggers keep (migrations/0001_init.sql) for the
- * account, a status and a tag; by counting the recipient's emails for `to` (one customer's mail).
+ * account, a status and a tag; by counting the emails found for `to` (one customer's mail) or a bounce reason.
  */
 function matchingCount(owner: EmailOwner, filter: SendLogFilter, ids: Sql): Sql {
   const test = owner.test ? 1 : 0;
-  if (filter.to !== undefined) return { sql: `SELECT COUNT(*) AS total FROM (${ids.sql})`, binds: ids.binds };
+  if (filter.to !== undefined || filter.bounceReason)
+    return { sql: `SELECT COUNT(*) AS total FROM (${ids.sql})`, binds: ids.binds };
   const status = filter.status ? ' AND status = ?' : '';
   const statusBind = filter.status ? [filter.status] : [];
   if (filter.tag) {
@@ -115,7 +140,8 @@ export type RecipientOutcome = {
   kind: Kind;
   status: RecipientStatus;
   reply?: string;
-  bounceType?: 'hard' | 'soft';
+  bounceType?: BounceType;
+  bounceReason?: BounceReason;
   route?: string;
 };
 
@@ -126,7 +152,7 @@ export async function findEmailDetail(db: D1Reader, owner: EmailOwner, id: strin
     db.prepare(`${SELECT_EMAIL} WHERE e.id = ?1 AND e.account_id = ?2 AND e.test = ?3`).bind(id, owner.accountId, test),
     db
       .prepare(
-        `SELECT r.address, r.kind, r.status, r.reply, r.bounce_type, r.route
+        `SELECT r.address, r.kind, r.status, r.reply, r.bounce_type, r.bounce_reason, r.route
          FROM email_recipients r JOIN emails e ON e.id = r.email_id
          WHERE r.email_id = ?1 AND e.account_id = ?2 AND e.test = ?3 ORDER BY r.position`,
       )
@@ -139,7 +165,8 @@ export async function findEmailDetail(db: D1Reader, owner: EmailOwner, id: strin
     kind: Kind;
     status: RecipientStatus;
     reply: string | null;
-    bounce_type: 'hard' | 'soft' | null;
+    bounce_type: BounceType | null;
+    bounce_reason: BounceReason | null;
     route: string | null;
   };
   const outcomes = (recipients!.results as Row[]).map(
@@ -149,6 +176,7 @@ export async function findEmailDetail(db: D1Reader, owner: EmailOwner, id: strin
       status: r.status,
       ...(r.reply === null ? {} : { reply: r.reply }),
       ...(r.bounce_type === null ? {} : { bounceType: r.bounce_type }),
+      ...(r.bounce_reason === null ? {} : { bounceReason: r.bounce_reason }),
       ...(r.route === null ? {} : { route: r.route }),
     }),
   );

@@ -38,7 +38,8 @@ export async function applyDeliveryEvent(env: Bindings, event: DeliveryEvent): P
   const status = emailStatusOf(
     found.statuses.map(([position, each]) => ({ status: position === found.position ? change.status : each })),
   );
-  const report = { recipient: found.address, route, bounceType: change.bounceType, diagnostic: event.diagnostic };
+  const { bounceType, bounceReason } = change;
+  const report = { recipient: found.address, route, bounceType, bounceReason, diagnostic: event.diagnostic };
   const suppression = addsSuppression
     ? {
         email: found.canonical,

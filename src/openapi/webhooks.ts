@@ -1,6 +1,7 @@
 // The document's `webhooks` section: what postcode POSTs to an endpoint for each event.
 import { type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
+import { bounceReason, bounceType } from '../schemas/emails';
 import { EVENT_TYPES, type EventType, TEST_EVENT } from '../webhooks/events';
 
 const emailData = z.object({
@@ -19,7 +20,8 @@ const emailData = z.object({
     .nullable()
     .optional()
     .openapi({ description: 'The delivery route (MAIL_ROUTES name) of the outcome; null for test mail' }),
-  bounceType: z.enum(['hard', 'soft']).optional().openapi({ description: 'email.bounced: hard or soft' }),
+  bounceType: bounceType.optional(),
+  bounceReason: bounceReason.optional(),
   diagnostic: z
     .string()
     .optional()
@@ -55,7 +57,7 @@ const WHEN: Record<EventType | typeof TEST_EVENT, string> = {
   'email.delivered':
     "The recipient's mail server took the message (reported after the relay: Cloudflare Email Service).",
   'email.bounced':
-    'The message bounced for one recipient after the relay took it: hard (permanent) or soft (given up after retries).',
+    'The message bounced for one recipient after the relay took it: `bounceType` hard (the address cannot receive: suppressed), soft or undetermined (never suppressed), and `bounceReason` why.',
   'email.complained': 'The recipient marked the message as spam (a feedback loop report).',
   'suppression.added':
     'An address joined the suppression list: a hard bounce, a complaint, a 5xx at RCPT TO, or added by hand.',

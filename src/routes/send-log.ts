@@ -15,7 +15,7 @@ const sendLog = route({
   path: '/api/v1/emails',
   tag: 'Mail',
   summary: 'The send log',
-  description: `Newest first; \`status\`, \`to\` and \`tag\` narrow it down. ${RETENTION_NOTE.emails}`,
+  description: `Newest first; \`status\`, \`to\`, \`tag\` and \`bounceReason\` narrow it down. ${RETENTION_NOTE.emails}`,
   guard: mailApi,
   limit: { bucket: 'read' },
   query: sendLogQuery,
@@ -46,7 +46,7 @@ const EMAIL_DETAIL_EXAMPLE = {
   id: 'em_5kq2x7cu3ypmx4ndzv2a',
   status: 'SENT' as const,
   from: 'receipts@example.com',
-  to: ['ada@example.com', 'grace@example.com'],
+  to: ['ada@example.com', 'grace@example.com', 'linus@example.com'],
   cc: [],
   bcc: ['audit@example.com'],
   replyTo: ['support@example.com'],
@@ -70,15 +70,34 @@ const EMAIL_DETAIL_EXAMPLE = {
       status: 'FAILED' as const,
       reply: '550 5.1.1 Mailbox unavailable',
     },
+    {
+      email: 'linus@example.com',
+      kind: 'to' as const,
+      status: 'BOUNCED' as const,
+      reply: '452 4.2.2 Mailbox full',
+      bounceType: 'soft' as const,
+      bounceReason: 'mailbox_full' as const,
+      route: 'smtp',
+    },
     { email: 'audit@example.com', kind: 'bcc' as const, status: 'SENT' as const },
   ],
   events: [
     { type: 'queued' as const, at: '2026-11-21T22:45:00.000Z' },
-    { type: 'sent' as const, at: '2026-11-21T22:45:01.000Z', detail: 'ada@example.com, audit@example.com' },
+    {
+      type: 'sent' as const,
+      at: '2026-11-21T22:45:01.000Z',
+      detail: 'ada@example.com, linus@example.com, audit@example.com',
+    },
     {
       type: 'failed' as const,
       at: '2026-11-21T22:45:01.000Z',
       detail: 'grace@example.com: 550 5.1.1 Mailbox unavailable',
+    },
+    {
+      type: 'bounced' as const,
+      at: '2026-11-21T22:47:30.000Z',
+      detail: 'linus@example.com: 452 4.2.2 Mailbox full',
+      route: 'smtp',
     },
   ],
 };
@@ -88,7 +107,7 @@ const getEmail = route({
   path: '/api/v1/emails/{emailId}',
   tag: 'Mail',
   summary: 'One email with its recipients and timeline',
-  description: `The email as sent, its body included (\`html\`, \`text\`; a template's rendered with its vars). Each recipient has its own status (\`reply\` when the server refused it); \`events\` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. ${RETENTION_NOTE.emails} A deleted email answers 404.`,
+  description: `The email as sent, its body included (\`html\`, \`text\`; a template's rendered with its vars). Each recipient has its own status (\`reply\` when the server refused it, \`bounceType\` and \`bounceReason\` when it bounced); \`events\` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. ${RETENTION_NOTE.emails} A deleted email answers 404.`,
   guard: mailApi,
   limit: { bucket: 'read' },
   params: emailIdParam,
@@ -98,11 +117,11 @@ const getEmail = route({
 
 export const sendLogRoutes = router()
   .openapi(sendLog, async (c) => {
-    const { status, to, tag, ...paging } = c.req.valid('query');
+    const { status, to, tag, bounceReason, ...paging } = c.req.valid('query');
     const request = pageRequest(paging);
     const { accountId, mode } = c.var.credential;
     const owner = { accountId, test: mode === 'test' };
-    const page = await listEmails(replicaReads(c.env.DB), owner, request, { status, to, tag });
+    const page = await listEmails(replicaReads(c.env.DB), owner, request, { status, to, tag, bounceReason });
     const emails = page.items.map((e) => ({
       id: e.id,
       subject: e.subject,

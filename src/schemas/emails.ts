@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { BOUNCE_REASONS, HARD_BOUNCE_REASONS, SENDER_PROBLEM_REASONS } from '../mail/bounce-reasons';
 import {
   bodyText,
   emailAddress,
@@ -83,6 +84,16 @@ export const emailStatus = z
       'SCHEDULED until its time (CANCELED if called off before); QUEUED while a recipient waits; then SENT when a route accepted it for at least one recipient, SUPPRESSED when every recipient was on the suppression list, else FAILED. After the relay, SENT becomes DELIVERED when every recipient was delivered, BOUNCED when every recipient bounced or failed and at least one bounced',
   });
 
+const BOUNCE_TYPE_DOC =
+  'hard: the address cannot receive, and is suppressed; soft: the mailbox, this message or its sender was refused, and the address may take the next one; undetermined: the report does not say. Only hard suppresses';
+const BOUNCE_REASON_DOC = `Why it bounced. Hard, suppressed: ${HARD_BOUNCE_REASONS.join(', ')}. Soft, never suppressed: the others. undetermined: the report names none (never suppressed). ${SENDER_PROBLEM_REASONS.join(', ')} are the sender's problem (its reputation, authentication or content)`;
+
+/** A bounce's type (src/mail/bounce-reasons.ts), as the API and the webhooks say it. */
+export const bounceType = z.enum(['hard', 'soft', 'undetermined']).openapi({ description: BOUNCE_TYPE_DOC });
+
+/** Why a recipient bounced, in one vocabulary (docs/delivery.md has its table). */
+export const bounceReason = z.enum(BOUNCE_REASONS).openapi({ description: BOUNCE_REASON_DOC });
+
 const TAG_FILTER = /^[A-Za-z0-9_-]{1,256}:[A-Za-z0-9_-]{1,256}$/;
 
 /** GET /api/v1/emails: the page, and optional filters. */
@@ -94,6 +105,9 @@ export const sendLogQuery = pageQuery.extend({
     .regex(TAG_FILTER, 'expected name:value')
     .optional()
     .openapi({ pattern: TAG_FILTER.source, description: 'Only emails with this tag, as name:value' }),
+  bounceReason: bounceReason.optional().openapi({
+    description: `Only emails with at least one recipient that bounced for this reason. ${BOUNCE_REASON_DOC}`,
+  }),
 });
 
 export const emailLogEntry = z.object({
@@ -114,7 +128,8 @@ const recipientOutcome = z.object({
     .string()
     .optional()
     .openapi({ description: "The server's reply when it refused this recipient, or a bounce's diagnostic" }),
-  bounceType: z.enum(['hard', 'soft']).optional().openapi({ description: 'BOUNCED: hard or soft' }),
+  bounceType: bounceType.optional().openapi({ description: `BOUNCED: ${BOUNCE_TYPE_DOC}` }),
+  bounceReason: bounceReason.optional().openapi({ description: `BOUNCED: ${BOUNCE_REASON_DOC}` }),
   route: z.string().optional().openapi({ description: 'The delivery route (MAIL_ROUTES name) that took it' }),
 });
 

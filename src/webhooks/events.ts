@@ -1,5 +1,6 @@
 // The events postcode pushes to an account's webhook endpoints, and who may subscribe to them.
 import type { Scope } from '../db/credentials';
+import type { BounceReason, BounceType } from '../mail/bounce-reasons';
 
 export const EVENT_TYPES = [
   'email.queued',
@@ -41,8 +42,10 @@ export type EmailEventData = {
   reply?: string;
   /** The delivery route of the outcome (null for test mail, which no route carries). */
   route?: string | null;
-  /** email.bounced: hard or soft. */
-  bounceType?: 'hard' | 'soft';
+  /** email.bounced: hard, soft or undetermined (only hard suppresses the address). */
+  bounceType?: BounceType;
+  /** email.bounced: why (src/mail/bounce-reasons.ts). */
+  bounceReason?: BounceReason;
   /** email.delivered, email.bounced, email.complained, email.deferred after the relay: the report's words. */
   diagnostic?: string;
 };

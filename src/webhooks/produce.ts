@@ -4,6 +4,7 @@ import type { EmailRecord } from '../db/emails';
 import { deliveriesInsert, insertedIds, subscribedEventTypes } from '../db/webhooks';
 import type { Bindings } from '../env';
 import { IsolateCache } from '../isolate-cache';
+import type { BounceReason, BounceType } from '../mail/bounce-reasons';
 import type { AttemptResult, Recipient } from '../mail/outcome';
 import type { OtpChannel } from '../otp/session';
 import { queueDeliveries } from './deliver';
@@ -77,18 +78,28 @@ export function emailAttemptEvents(email: EmailRecord, before: Recipient[], resu
   return events;
 }
 
+/** A report after the relay as its webhook tells it; a bounce's type and reason, null for anything else. */
+export type DeliveryReport = {
+  recipient: string;
+  route: string | null;
+  bounceType: BounceType | null;
+  bounceReason: BounceReason | null;
+  diagnostic: string | null;
+};
+
 /** The webhook events of a report after the relay: the recipient's, and a suppression it adds. */
 export function deliveryReportEvents(
   email: EmailRecord,
   type: Extract<EventType, `email.${string}`>,
   status: string,
-  report: { recipient: string; route: string | null; bounceType: 'hard' | 'soft' | null; diagnostic: string | null },
+  report: DeliveryReport,
   suppression: SuppressionEventData | null,
 ): WebhookEvent[] {
   const data = emailData(email, status, {
     recipient: report.recipient,
     route: report.route,
     ...(report.bounceType ? { bounceType: report.bounceType } : {}),
+    ...(report.bounceReason ? { bounceReason: report.bounceReason } : {}),
     ...(report.diagnostic ? { diagnostic: report.diagnostic } : {}),
   });
   return [{ type, data }, ...(suppression ? [suppressionEvent('suppression.added', suppression)] : [])];

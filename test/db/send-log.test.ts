@@ -7,11 +7,13 @@ import type { EmailStatus } from '../../src/db/emails';
 import type { PageRequest } from '../../src/db/paging';
 import { deleteEmails } from '../../src/db/retention';
 import { listEmails, type SendLogFilter } from '../../src/db/send-log';
+import type { BounceReason } from '../../src/mail/bounce-reasons';
 import { newAccount, uniqueAddress } from '../support/api';
 import { storedEmail } from '../support/delivery';
 
 const STATUSES: EmailStatus[] = ['QUEUED', 'SENT', 'FAILED', 'CANCELED', 'SUPPRESSED'];
 const TAGS = ['category:receipt', 'category:welcome', 'locale:de'];
+const REASONS: BounceReason[] = ['mailbox_full', 'blocked'];
 
 /** Emails of one account in both modes, with tags, shared recipients and every status. */
 async function seedLog(accountId: string, count: number) {
@@ -34,8 +36,21 @@ async function seedLog(accountId: string, count: number) {
       createdAt: new Date(base + Math.floor(i / 2) * 60_000).toISOString(),
     });
     ids.push(id);
+    // Bounces: a full mailbox now and then; both recipients of some two-recipient emails blocked (one email
+    // with two recipients of one reason comes once).
+    if (i % 3 === 1) await bounced(id, 0, 'mailbox_full');
+    if (i % 8 === 0) for (const position of [0, 1]) await bounced(id, position, 'blocked');
   }
   return { ids, customers };
+}
+
+async function bounced(id: string, position: number, reason: BounceReason) {
+  await env.DB.prepare(
+    `UPDATE email_recipients SET status = 'BOUNCED', bounce_type = 'soft', bounce_reason = ?3
+     WHERE email_id = ?1 AND position = ?2`,
+  )
+    .bind(id, position, reason)
+    .run();
 }
 
 async function setStatus(id: string, status: EmailStatus, at = Date.parse('2026-10-02T00:00:00.000Z')) {
@@ -49,18 +64,23 @@ async function truth(accountId: string, test: boolean, filter: SendLogFilter) {
     `SELECT e.id FROM emails e WHERE e.account_id = ?1 AND e.test = ?2 AND (?3 IS NULL OR e.status = ?3)
        AND (?4 IS NULL OR EXISTS (SELECT 1 FROM email_recipients r WHERE r.email_id = e.id AND r.canonical = ?4))
        AND (?5 IS NULL OR EXISTS (SELECT 1 FROM email_tags t WHERE t.email_id = e.id AND t.name = ?5 AND t.value = ?6))
+       AND (?7 IS NULL OR EXISTS (SELECT 1 FROM email_recipients b WHERE b.email_id = e.id AND b.bounce_reason = ?7))
      ORDER BY e.created_at DESC, e.id DESC`,
   )
-    .bind(accountId, test ? 1 : 0, filter.status ?? null, filter.to ?? null, name, value)
+    .bind(accountId, test ? 1 : 0, filter.status ?? null, filter.to ?? null, name, value, filter.bounceReason ?? null)
     .all<{ id: string }>();
   return rows.results.map((r) => r.id);
 }
 
-/** Every combination of the filters the log takes. */
+/** Every combination of the filters the log takes; a bounce reason with a status, a recipient and a tag or not. */
 function filters(customers: string[]): SendLogFilter[] {
   const out: SendLogFilter[] = [];
   for (const status of [undefined, ...STATUSES])
     for (const to of [undefined, customers[0]]) for (const tag of [undefined, ...TAGS]) out.push({ status, to, tag });
+  for (const bounceReason of REASONS)
+    for (const status of [undefined, 'SENT' as const])
+      for (const to of [undefined, customers[0]])
+        for (const tag of [undefined, TAGS[0]]) out.push({ status, to, tag, bounceReason });
   return out.map((f) => Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)));
 }
 
@@ -121,6 +141,9 @@ describe('the send log (src/db/send-log.ts)', () => {
     const { ids, customers } = await seedLog(accountId, 40);
     await Promise.all(ids.map((id, i) => setStatus(id, STATUSES[i % STATUSES.length]!)));
     await setStatus(ids[2]!, 'SENT'); // a second move of the same email (FAILED → SENT)
+    for (const bounceReason of REASONS) {
+      expect((await truth(accountId, false, { bounceReason })).length, bounceReason).toBeGreaterThan(2);
+    }
 
     const check = async (when: string) => {
       for (const test of [false, true]) {
@@ -160,11 +183,13 @@ describe('the send log (src/db/send-log.ts)', () => {
         // The page's ids: a SEARCH of the filter's index on its leading columns, the account's first.
         const [alias, index, leading] = filter.to
           ? ['r', 'email_recipients_canonical', 'canonical=?']
-          : filter.tag
-            ? ['t', 'email_tags_log', 'account_id=? AND test=? AND name=? AND value=?']
-            : filter.status
-              ? ['e', 'emails_log_status', 'account_id=? AND test=? AND status=?']
-              : ['e', 'emails_log', 'account_id=? AND test=?'];
+          : filter.bounceReason
+            ? ['r', 'email_recipients_bounce_reason', 'bounce_reason=?']
+            : filter.tag
+              ? ['t', 'email_tags_log', 'account_id=? AND test=? AND name=? AND value=?']
+              : filter.status
+                ? ['e', 'emails_log_status', 'account_id=? AND test=? AND status=?']
+                : ['e', 'emails_log', 'account_id=? AND test=?'];
         expect(page!.plan[1], what).toContain(`SEARCH ${alias} USING COVERING INDEX ${index} (${leading}`);
         // Then only the page's rows, each by id: no table or index is walked but the page's own list.
         for (const { plan } of plans) {
@@ -173,11 +198,16 @@ describe('the send log (src/db/send-log.ts)', () => {
             what,
           ).toEqual([]);
         }
-        // By recipient, that recipient's emails (a customer's few) are sorted; the other indexes hold the
-        // log's order.
+        // By recipient, that recipient's emails (a customer's few) are sorted, and by bounce reason the bounces'
+        // emails (each once); the other indexes hold the log's order.
         const sorts = page!.plan.filter((step) => step.includes('TEMP B-TREE'));
-        expect(sorts, what).toEqual(filter.to ? ['USE TEMP B-TREE FOR ORDER BY'] : []);
-        if (filter.to) continue;
+        const expected = filter.to
+          ? ['USE TEMP B-TREE FOR ORDER BY']
+          : filter.bounceReason
+            ? ['USE TEMP B-TREE FOR DISTINCT', 'USE TEMP B-TREE FOR ORDER BY']
+            : [];
+        expect(sorts, what).toEqual(expected);
+        if (filter.to || filter.bounceReason) continue;
         expect(count!.plan.join(' '), what).toMatch(/SEARCH (email_counts|tag_counts) USING PRIMARY KEY/);
       }
     }

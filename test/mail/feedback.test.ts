@@ -4,6 +4,8 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { findEmail } from '../../src/db/emails';
 import worker from '../../src/index';
+import type { DeliveryEvent } from '../../src/mail/delivery-events';
+import { applyDeliveryEvent } from '../../src/mail/feedback';
 import { returnPathAddress } from '../../src/mail/return-path';
 import { call, eventually, newAccount, uniqueAddress } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
@@ -66,6 +68,7 @@ describe('email(): delivery status notifications at the return path', () => {
         kind: 'to',
         status: 'BOUNCED',
         bounceType: 'hard',
+        bounceReason: expect.any(String),
         route: 'smtp',
         reply: expect.stringMatching(/^550 5\.1\.1/),
       },
@@ -300,5 +303,122 @@ describe('email(): what is not a report for postcode', () => {
       }),
     );
     expect((await detailOf(sent.mailKey, sent.id)).recipients[0]!.status).toBe('SENT');
+  });
+});
+
+describe('applyDeliveryEvent(): a bounce’s type and reason', () => {
+  /** A bounce report about `to` of the email, as a parser hands it over. */
+  const bounce = (id: string, to: string, fields: Partial<DeliveryEvent> = {}): DeliveryEvent => ({
+    target: { emailId: id },
+    recipient: to,
+    kind: 'bounced',
+    diagnostic: null,
+    route: null,
+    ...fields,
+  });
+  /** The webhook events received once `email.bounced` has come, and a little longer for any other. */
+  const settledEvents = async (hook: string) => {
+    await waitForEvents(hook, ['email.bounced']);
+    await new Promise((r) => setTimeout(r, 500));
+    return receivedAt(hook);
+  };
+
+  it('a soft bounce for a full mailbox: BOUNCED soft with its reason, never suppressed, the webhook says both', async () => {
+    const to = uniqueAddress('full');
+    const sent = await sentEmail(to);
+    const diagnostic = '452 4.2.2 Mailbox full';
+    expect(await applyDeliveryEvent(env, bounce(sent.id, to, { bounceReason: 'mailbox_full', diagnostic }))).toBe(
+      'applied',
+    );
+    const detail = await detailOf(sent.mailKey, sent.id);
+    expect(detail.status).toBe('BOUNCED');
+    expect(detail.recipients).toEqual([
+      {
+        email: to,
+        kind: 'to',
+        status: 'BOUNCED',
+        bounceType: 'soft',
+        bounceReason: 'mailbox_full',
+        route: 'smtp',
+        reply: diagnostic,
+      },
+    ]);
+    expect(await suppressionsOf(sent.mailKey)).toEqual([]);
+    const events = await settledEvents(sent.hook);
+    expect(events.map((e) => e.payload.type)).toEqual(['email.bounced']);
+    expect(events[0]!.payload.data).toMatchObject({
+      recipient: to,
+      status: 'BOUNCED',
+      bounceType: 'soft',
+      bounceReason: 'mailbox_full',
+      diagnostic,
+    });
+    // The next mail to that address goes out.
+    const next = await storedEmail(sent.accountId, to);
+    await runBatch([next]);
+    expect(await findEmail(env.DB, next)).toMatchObject({ status: 'SENT' });
+  });
+
+  it('a hard bounce for an unknown user: suppressed, the webhooks carry the reason, suppression.added as it was', async () => {
+    const to = uniqueAddress('unknown');
+    const sent = await sentEmail(to);
+    await applyDeliveryEvent(env, bounce(sent.id, to, { bounceReason: 'user_unknown', diagnostic: '550 5.1.1 No' }));
+    expect((await detailOf(sent.mailKey, sent.id)).recipients[0]).toMatchObject({
+      status: 'BOUNCED',
+      bounceType: 'hard',
+      bounceReason: 'user_unknown',
+    });
+    const [entry] = await suppressionsOf(sent.mailKey);
+    expect(entry).toMatchObject({ email: to, reason: 'hard_bounce', emailId: sent.id });
+    const events = await waitForEvents(sent.hook, ['email.bounced', 'suppression.added']);
+    expect(events.find((e) => e.payload.type === 'email.bounced')!.payload.data).toMatchObject({
+      bounceType: 'hard',
+      bounceReason: 'user_unknown',
+    });
+    expect(events.find((e) => e.payload.type === 'suppression.added')!.payload.data).toEqual({
+      email: to,
+      reason: 'hard_bounce',
+      emailId: sent.id,
+      expiresAt: entry!.expiresAt,
+    });
+  });
+
+  it('a bounce that names no reason and no type: undetermined, never suppressed', async () => {
+    const to = uniqueAddress('unsure');
+    const sent = await sentEmail(to);
+    await applyDeliveryEvent(env, bounce(sent.id, to));
+    expect((await detailOf(sent.mailKey, sent.id)).recipients[0]).toMatchObject({
+      status: 'BOUNCED',
+      bounceType: 'undetermined',
+      bounceReason: 'undetermined',
+    });
+    expect(await suppressionsOf(sent.mailKey)).toEqual([]);
+    const [bounced] = (await settledEvents(sent.hook)).map((e) => e.payload);
+    expect(bounced).toMatchObject({
+      type: 'email.bounced',
+      data: { bounceType: 'undetermined', bounceReason: 'undetermined' },
+    });
+  });
+
+  it('a type the report gives wins over its reason’s; a later hard bounce upgrades, nothing downgrades it', async () => {
+    const to = uniqueAddress('upgrade');
+    const sent = await sentEmail(to);
+    // A report that says soft for a reason that would be hard is taken at its word: not suppressed.
+    await applyDeliveryEvent(env, bounce(sent.id, to, { bounceType: 'soft', bounceReason: 'user_unknown' }));
+    expect((await detailOf(sent.mailKey, sent.id)).recipients[0]).toMatchObject({
+      bounceType: 'soft',
+      bounceReason: 'user_unknown',
+    });
+    expect(await suppressionsOf(sent.mailKey)).toEqual([]);
+    expect(await applyDeliveryEvent(env, bounce(sent.id, to, { bounceReason: 'host_unknown' }))).toBe('applied');
+    expect((await detailOf(sent.mailKey, sent.id)).recipients[0]).toMatchObject({
+      bounceType: 'hard',
+      bounceReason: 'host_unknown',
+    });
+    expect((await suppressionsOf(sent.mailKey)).map((e) => e.reason)).toEqual(['hard_bounce']);
+    for (const later of ['mailbox_full', 'user_unknown', 'undetermined'] as const) {
+      expect(await applyDeliveryEvent(env, bounce(sent.id, to, { bounceReason: later }))).toBe('ignored');
+    }
+    expect((await detailOf(sent.mailKey, sent.id)).recipients[0]).toMatchObject({ bounceReason: 'host_unknown' });
   });
 });

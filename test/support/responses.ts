@@ -58,7 +58,8 @@ export type EmailDetail = {
     kind: 'to' | 'cc' | 'bcc';
     status: string;
     reply?: string;
-    bounceType?: 'hard' | 'soft';
+    bounceType?: 'hard' | 'soft' | 'undetermined';
+    bounceReason?: string;
     route?: string;
   }[];
   events: { type: string; at: string; detail?: string; route?: string }[];

@@ -2,7 +2,9 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bodyKeyOf } from '../../../src/mail/bodies';
+import { applyDeliveryEvent } from '../../../src/mail/feedback';
 import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../../support/api';
+import { runBatch, storedEmail } from '../../support/delivery';
 import type { EmailDetail, EmailList, QueuedEmail, TemplateQueued } from '../../support/responses';
 import { createTemplate } from '../../support/templates';
 
@@ -136,9 +138,52 @@ describe('GET /api/v1/emails: filters', () => {
     expect(await ids(`to=${encodeURIComponent(alice)}&limit=1&page=2`)).toEqual({ ids: [sent], total: 2 });
   });
 
-  it('400 INVALID_INPUT for an unknown status or a to that is not an address', async () => {
+  it('bounceReason: the emails with a recipient that bounced for it, with the other filters', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const [ada, grace, linus] = [uniqueAddress('ada'), uniqueAddress('grace'), uniqueAddress('linus')];
+    const full = await storedEmail(accountId, [ada, grace]);
+    const blocked = await storedEmail(accountId, [linus, ada]);
+    const fine = await storedEmail(accountId, grace);
+    await runBatch([full, blocked, fine]);
+    const bounce = (id: string, recipient: string, bounceReason: 'mailbox_full' | 'blocked') =>
+      applyDeliveryEvent(env, {
+        target: { emailId: id },
+        recipient,
+        kind: 'bounced',
+        bounceReason,
+        diagnostic: null,
+        route: null,
+      });
+    await bounce(full, grace, 'mailbox_full');
+    await bounce(blocked, linus, 'blocked');
+    await bounce(blocked, ada, 'blocked');
+    const ids = async (query: string) => {
+      const res = await call<EmailList>('GET', `/api/v1/emails?${query}`, { token: mailKey });
+      expect(res.status, query).toBe(200);
+      return { ids: res.json.data.emails.map((e) => e.id), total: res.json.data.total };
+    };
+    expect(await ids('bounceReason=mailbox_full')).toEqual({ ids: [full], total: 1 });
+    // Two recipients blocked: the email comes once.
+    expect(await ids('bounceReason=blocked')).toEqual({ ids: [blocked], total: 1 });
+    expect(await ids('bounceReason=blocked&status=BOUNCED')).toEqual({ ids: [blocked], total: 1 });
+    expect(await ids('bounceReason=mailbox_full&status=BOUNCED')).toEqual({ ids: [], total: 0 });
+    // Any recipient of the email: ada is on both, and bounced on one only.
+    expect(await ids(`bounceReason=mailbox_full&to=${encodeURIComponent(ada)}`)).toEqual({ ids: [full], total: 1 });
+    expect(await ids('bounceReason=user_unknown')).toEqual({ ids: [], total: 0 });
+    const detail = await call<EmailDetail>('GET', `/api/v1/emails/${full}`, { token: mailKey });
+    expect(
+      detail.json.data.recipients.map(({ status, bounceType, bounceReason }) => ({ status, bounceType, bounceReason })),
+    ).toEqual([{ status: 'SENT' }, { status: 'BOUNCED', bounceType: 'soft', bounceReason: 'mailbox_full' }]);
+  });
+
+  it('400 INVALID_INPUT for an unknown status or bounce reason, or a to that is not an address', async () => {
     const { mailKey } = await newAccount();
     expectError(await call('GET', '/api/v1/emails?status=LOST', { token: mailKey }), 400, 'INVALID_INPUT');
     expectError(await call('GET', '/api/v1/emails?to=not-an-address', { token: mailKey }), 400, 'INVALID_INPUT');
+    for (const reason of ['mailboxfull', 'MAILBOX_FULL', 'hard', '']) {
+      const res = await call('GET', `/api/v1/emails?bounceReason=${reason}`, { token: mailKey });
+      expectError(res, 400, 'INVALID_INPUT');
+      expect(res.json.error.message, reason).toMatch(/^bounceReason/);
+    }
   });
 });

@@ -1,13 +1,28 @@
 // What an account sent and how its codes converted, over a period, from the hourly counters that triggers keep
-// (migrations/0006_metrics.sql): the metrics API and the dashboard's overview read the same figures.
+// (migrations/0006_metrics.sql, 0009_bounce_reason.sql): the metrics API and the dashboard's overview read the
+// same figures.
 import { hourCounts } from './db/metrics';
 import { replicaReads } from './db/reads';
 import { ApiError } from './errors';
 import type { OtpChannel } from './otp/session';
 
-export const EMAIL_METRICS = ['queued', 'sent', 'delivered', 'bounced', 'complained', 'failed', 'suppressed'] as const;
+/** `bouncedSenderProblem`: of `bounced`, those for a reason that is the sender's (SENDER_PROBLEM_REASONS). */
+export const EMAIL_METRICS = [
+  'queued',
+  'sent',
+  'delivered',
+  'bounced',
+  'bouncedSenderProblem',
+  'complained',
+  'failed',
+  'suppressed',
+] as const;
 export type EmailMetric = (typeof EMAIL_METRICS)[number];
 export type EmailCounts = Record<EmailMetric, number>;
+/** The figure each counter of metric_counts adds to (the trigger spells a two-word name in snake case). */
+const EMAIL_COUNTERS = new Map<string, EmailMetric>(
+  EMAIL_METRICS.map((metric) => [metric === 'bouncedSenderProblem' ? 'bounced_sender_problem' : metric, metric]),
+);
 
 export const OTP_CHANNELS = ['instant', 'backend', 'email_verification'] as const;
 /** The bounds (seconds) of the time-to-verify buckets, in order; beyond the last: `inf`. */
@@ -59,6 +74,7 @@ const zeroCounts = (): EmailCounts => ({
   sent: 0,
   delivered: 0,
   bounced: 0,
+  bouncedSenderProblem: 0,
   complained: 0,
   failed: 0,
   suppressed: 0,
@@ -113,8 +129,8 @@ export async function readMetrics(
   const totals = zeroCounts();
   const otpCounts = new Map<string, number>();
   for (const row of rows) {
-    if ((EMAIL_METRICS as readonly string[]).includes(row.metric)) {
-      const metric = row.metric as EmailMetric;
+    const metric = EMAIL_COUNTERS.get(row.metric);
+    if (metric) {
       buckets[Math.floor((row.hour - start) / size)]![metric] += row.n;
       totals[metric] += row.n;
     } else {

@@ -3,7 +3,16 @@ import { periodOf, readMetrics } from '../metrics';
 import { metricsQuery, metricsResponse } from '../schemas/metrics';
 import { json, ok, route, router } from './route';
 
-const COUNTS = { queued: 120, sent: 118, delivered: 110, bounced: 3, complained: 1, failed: 2, suppressed: 0 };
+const COUNTS = {
+  queued: 120,
+  sent: 118,
+  delivered: 110,
+  bounced: 3,
+  bouncedSenderProblem: 1,
+  complained: 1,
+  failed: 2,
+  suppressed: 0,
+};
 const FUNNEL = {
   sent: 40,
   verified: 34,

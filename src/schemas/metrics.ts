@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { SENDER_PROBLEM_REASONS } from '../mail/bounce-reasons';
 import { envelope } from './common';
 
 /** A date and time with its offset, as the document states it. */
@@ -34,7 +35,13 @@ const counts = {
   queued: z.number().int().openapi({ description: 'Recipients accepted (in the hour their email was accepted)' }),
   sent: z.number().int().openapi({ description: 'Recipients a route accepted' }),
   delivered: z.number().int().openapi({ description: 'Recipients the provider reported delivered' }),
-  bounced: z.number().int(),
+  bounced: z.number().int().openapi({ description: 'Recipients that bounced after the relay, for any reason' }),
+  bouncedSenderProblem: z
+    .number()
+    .int()
+    .openapi({
+      description: `Of bounced, those whose reason is the sender's problem (${SENDER_PROBLEM_REASONS.join(', ')}): its reputation, authentication or content, not the address`,
+    }),
   complained: z.number().int(),
   failed: z.number().int(),
   suppressed: z.number().int(),

@@ -5,6 +5,8 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { hourCounts } from '../../src/db/metrics';
 import worker from '../../src/index';
+import { BOUNCE_REASONS, SENDER_PROBLEM_REASONS } from '../../src/mail/bounce-reasons';
+import { applyDeliveryEvent } from '../../src/mail/feedback';
 import { returnPathAddress } from '../../src/mail/return-path';
 import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
@@ -49,6 +51,7 @@ describe('GET /api/v1/metrics', () => {
       sent: 3,
       delivered: 0,
       bounced: 0,
+      bouncedSenderProblem: 0,
       complained: 0,
       failed: 0,
       suppressed: 0,
@@ -75,6 +78,43 @@ describe('GET /api/v1/metrics', () => {
     const { totals, rates } = (await metricsOf(account.mailKey)).emails;
     expect(totals).toMatchObject({ queued: 2, sent: 1, bounced: 1, failed: 1 });
     expect(rates.bounced).toBe(1);
+  });
+
+  it("bouncedSenderProblem: the bounces whose reason is the sender's (a block, spam, auth, policy), once each", async () => {
+    const account = await newAccount('metrics sender problem');
+    const to = BOUNCE_REASONS.map((reason) => uniqueAddress(reason.replaceAll('_', '-')));
+    const id = await storedEmail(account.accountId, to);
+    await runBatch([id]);
+    const bounce = (recipient: string, bounceReason: (typeof BOUNCE_REASONS)[number]) =>
+      applyDeliveryEvent(env, {
+        target: { emailId: id },
+        recipient,
+        kind: 'bounced',
+        bounceReason,
+        diagnostic: null,
+        route: null,
+      });
+    const senderProblems: string[] = [];
+    for (const [i, reason] of BOUNCE_REASONS.entries()) {
+      expect(await bounce(to[i]!, reason)).toBe('applied');
+      const { totals } = (await metricsOf(account.mailKey)).emails;
+      if (totals.bouncedSenderProblem! > senderProblems.length) senderProblems.push(reason);
+      expect(totals.bounced, reason).toBe(i + 1);
+    }
+    // The trigger's list is the vocabulary's, in the vocabulary's order here.
+    expect(senderProblems).toEqual(BOUNCE_REASONS.filter((reason) => SENDER_PROBLEM_REASONS.includes(reason)));
+    expect(senderProblems).toContain('blocked');
+    // A blocked recipient that bounces hard later stays counted once; a repeated block adds nothing.
+    const blocked = to[BOUNCE_REASONS.indexOf('blocked')]!;
+    expect(await bounce(blocked, 'user_unknown')).toBe('applied');
+    expect(await bounce(blocked, 'blocked')).toBe('ignored');
+    const metrics = await metricsOf(account.mailKey);
+    expect(metrics.emails.totals).toMatchObject({
+      sent: BOUNCE_REASONS.length,
+      bounced: BOUNCE_REASONS.length,
+      bouncedSenderProblem: 4,
+    });
+    expect(metrics.emails.series.at(-1)).toMatchObject({ start: dayStart(), bouncedSenderProblem: 4 });
   });
 
   it('a test key sees its own mode only', async () => {

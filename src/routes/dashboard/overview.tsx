@@ -14,6 +14,7 @@ const LABEL: Record<(typeof EMAIL_METRICS)[number], string> = {
   sent: 'Sent',
   delivered: 'Delivered',
   bounced: 'Bounced',
+  bouncedSenderProblem: 'Sender-side',
   complained: 'Complained',
   failed: 'Failed',
   suppressed: 'Suppressed',
@@ -43,6 +44,7 @@ function Stats(props: { metrics: Metrics }) {
     { label: 'Sent', value: String(totals.sent) },
     { label: 'Delivered', value: percent(rates.delivered), note: `${totals.delivered} recipients` },
     { label: 'Bounced', value: percent(rates.bounced), note: `${totals.bounced} recipients` },
+    { label: 'Sender-side', value: String(totals.bouncedSenderProblem), note: `of ${totals.bounced} bounced` },
     { label: 'Complained', value: percent(rates.complained), note: `${totals.complained} recipients` },
     { label: 'Failed', value: String(totals.failed) },
   ];
@@ -79,6 +81,8 @@ async function overviewPage(c: Context<PageEnv>) {
       <Tabs days={days} test={test} />
       <p class="muted">
         {test ? 'Test mail' : 'Live mail'}, per UTC day, counted per recipient. Rates are shares of the recipients sent.
+        Sender-side bounces are those for the sender's reputation, authentication or content (blocked, taken for spam,
+        authentication failed, refused by policy): they suppress no address.
       </p>
       <Stats metrics={metrics} />
       <section class="panel" aria-labelledby="per-day">

@@ -1,7 +1,11 @@
 // The overview page: the metrics API's figures for the signed-in account, drawn and tabulated.
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import type { DeliveryEvent } from '../../../src/mail/delivery-events';
+import { applyDeliveryEvent } from '../../../src/mail/feedback';
 import { call, uniqueAddress, waitForStatus } from '../../support/api';
 import { mailKey, signedInMember } from '../../support/dashboard';
+import { runBatch, storedEmail } from '../../support/delivery';
 
 async function sentMail(accountId: string, mode: 'live' | 'test') {
   const key = await mailKey(accountId, mode);
@@ -29,6 +33,33 @@ describe('GET /dashboard/overview', () => {
       `<td data-label="Day">${today()}</td><td data-label="Queued">2</td><td data-label="Sent">2</td>`,
     );
     expect(page.text).toContain('Instant OTP');
+  });
+
+  it("shows the bounces that are the sender's problem apart, beside all bounces", async () => {
+    const { browser, accountId } = await signedInMember('viewer');
+    const to = [uniqueAddress('blocked'), uniqueAddress('full')];
+    const id = await storedEmail(accountId, to);
+    await runBatch([id]);
+    for (const [recipient, bounceReason] of [
+      [to[0]!, 'blocked'],
+      [to[1]!, 'mailbox_full'],
+    ] as const) {
+      const event: DeliveryEvent = {
+        target: { emailId: id },
+        recipient,
+        kind: 'bounced',
+        bounceReason,
+        diagnostic: null,
+        route: null,
+      };
+      expect(await applyDeliveryEvent(env, event)).toBe('applied');
+    }
+    const page = await browser.get('/dashboard/overview');
+    expect(page.text).toMatch(/<span class="label">Bounced<\/span><span class="value">100.0 %<\/span>/);
+    expect(page.text).toContain(
+      '<span class="label">Sender-side</span><span class="value">1</span><span class="label">of 2 bounced</span>',
+    );
+    expect(page.text).toContain(`<td data-label="Bounced">2</td><td data-label="Sender-side">1</td>`);
   });
 
   it('30 days, and test mail on its own', async () => {

@@ -3,6 +3,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { can } from '../../dashboard/roles';
+import { bounceWords } from '../../dashboard/views/bounce';
 import { Csrf, Id, Notice, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
 import type { EmailOwner } from '../../db/schedule';
@@ -111,7 +112,7 @@ async function detailPage(c: Context<PageEnv>, owner: EmailOwner, notice?: unkno
           r.kind,
           <>
             <StatusBadge status={r.status} />
-            {r.bounceType ? ` (${r.bounceType})` : ''}
+            {r.bounceType ? ` (${bounceWords(r.bounceType, r.bounceReason)})` : ''}
           </>,
           r.route ?? '—',
           r.reply ?? '',

@@ -1,9 +1,12 @@
 // The send log in the dashboard: the API's filters and paging, an email's page, and a scheduled email called off
 // or moved.
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import type { DeliveryEvent } from '../../../src/mail/delivery-events';
+import { applyDeliveryEvent } from '../../../src/mail/feedback';
 import { call, uniqueAddress, waitForStatus } from '../../support/api';
 import { mailKey, signedInMember } from '../../support/dashboard';
-import { storedEmail } from '../../support/delivery';
+import { runBatch, storedEmail } from '../../support/delivery';
 
 type Detail = { status: string; scheduledAt?: string };
 
@@ -82,6 +85,31 @@ describe('GET /dashboard/emails/{emailId}', () => {
     expect(policy).toMatch(/^sandbox; default-src 'none'/);
     expect(policy).not.toContain('script-src');
     expect(html.headers.get('X-Frame-Options')).toBe('SAMEORIGIN');
+  });
+
+  it('a bounced recipient: its type and its reason in words beside the status', async () => {
+    const { browser, accountId } = await signedInMember('viewer');
+    const to = [uniqueAddress('full'), uniqueAddress('gone'), uniqueAddress('unsure')];
+    const id = await storedEmail(accountId, to);
+    await runBatch([id]);
+    const reasons = [{ bounceReason: 'mailbox_full' }, { bounceReason: 'user_unknown' }, {}] as const;
+    for (const [i, reason] of reasons.entries()) {
+      const event: DeliveryEvent = {
+        target: { emailId: id },
+        recipient: to[i]!,
+        kind: 'bounced',
+        diagnostic: null,
+        route: null,
+        ...reason,
+      };
+      expect(await applyDeliveryEvent(env, event)).toBe('applied');
+    }
+    const page = await browser.get(`/dashboard/emails/${id}`);
+    const status = (words: string) =>
+      `<td data-label="Status"><span class="badge status-bounced">BOUNCED</span> (${words})</td>`;
+    expect(page.text).toContain(status('soft, mailbox full'));
+    expect(page.text).toContain(status('hard, no such mailbox'));
+    expect(page.text).toContain(status('undetermined, reason unknown'));
   });
 
   it("another account's email, and a test email without mode=test, are not found (404)", async () => {

@@ -9,7 +9,7 @@
 // /relays?m=…[&upstream=port] makes a relay of the caller's own (its port as JSON), driven by POST
 // /relays/<port>/mode?m=…, GET /relays/<port>/stats and GET /relays/<port>/commands (one list per
 // connection). Tests that run at once never share one that way. `downPort` is a port nothing listens on.
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { startSmtpSink } from './smtp-sink';
 
@@ -19,9 +19,13 @@ const MODES: RelayMode[] = ['ok', 'reset', '421', 'silent', 'refused', 'ehlo550'
 const VERBS = new Set(['EHLO', 'HELO', 'STARTTLS', 'AUTH', 'MAIL', 'RCPT', 'DATA', 'BDAT', 'RSET', 'NOOP', 'QUIT']);
 
 const listen = (server: Server | ReturnType<typeof createHttpServer>, port = 0) =>
-  new Promise<number>((resolve) =>
-    server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
-  );
+  new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 
 /** The verbs of the command lines in a client's bytes; `skip` says whether a line is message content. */
 function commandLog(into: string[], skip: () => boolean) {
@@ -57,7 +61,8 @@ function scripted(socket: Socket, mode: RelayMode, log: string[]) {
 }
 
 /** One relay: a front on its own port, passing `ok` connections to `upstreamPort`. */
-async function startRelay(upstreamPort: number, mode: RelayMode = 'ok') {
+async function startRelay(upstreamPort: number, initial: RelayMode = 'ok') {
+  let mode: RelayMode = 'ok';
   const stats = Object.fromEntries(MODES.map((m) => [m, 0])) as Record<RelayMode, number>;
   const commands: string[][] = [];
   const sockets = new Set<Socket>();
@@ -106,7 +111,7 @@ async function startRelay(upstreamPort: number, mode: RelayMode = 'ok') {
     mode = next;
     for (const key of MODES) stats[key] = 0;
   };
-  await setMode(mode);
+  await setMode(initial);
   return {
     port,
     setMode,
@@ -126,7 +131,16 @@ export async function startFlakyRelay() {
   const shared = await startRelay(sink.smtpPort);
   const own = new Map<number, Relay>();
 
-  const control = createHttpServer(async (request, response) => {
+  const control = createHttpServer((request, response) => {
+    // A connection kept alive can be closed by the server as the next POST goes out on it (a reset nobody
+    // retries): one request per connection.
+    response.setHeader('connection', 'close');
+    answer(request, response).catch((error: unknown) => {
+      response.statusCode = 500;
+      response.end(String(error));
+    });
+  });
+  const answer = async (request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? '/', 'http://relay');
     const json = (value: unknown) => {
       response.setHeader('content-type', 'application/json');
@@ -158,7 +172,7 @@ export async function startFlakyRelay() {
     if (what === 'commands') return json(relay.commands());
     response.statusCode = 404;
     response.end();
-  });
+  };
   const controlPort = await listen(control);
 
   // A port that was free a moment ago and has no listener: connecting to it is refused.

@@ -9,7 +9,7 @@ import type { Bindings } from '../env';
 import { newLinkToken } from '../ids';
 import { senderIdentity } from '../mail/domains';
 import type { OutgoingMail } from '../mail/outgoing';
-import { type FirstRoute, sendOnceThroughRoutes } from '../mail/routes/send';
+import { type FirstRoute, type Probed, sendOnceThroughRoutes } from '../mail/routes/send';
 import type { OtpRetryJob } from '../queue/jobs';
 import { otpEvent, recordEvents } from '../webhooks/produce';
 import { brandingOf } from './branding';
@@ -99,7 +99,10 @@ const recordSent = (env: Bindings, caller: CodeMailCaller, message: Pick<CodeMai
 export async function mailCode(env: Bindings, caller: CodeMailCaller, message: CodeMail, connecting: FirstRoute) {
   const outgoing = await outgoingMail(env, caller.accountId, message);
   const routes = requireRoutes(env);
-  const outcome = await sendOnceThroughRoutes(env, routes, outgoing, connecting, config(env).otp.sendWaitMs);
+  const outcome = await sendOnceThroughRoutes(env, routes, outgoing, {
+    first: connecting,
+    waitMs: config(env).otp.sendWaitMs,
+  });
   if (outcome.kind === 'accepted') {
     // After the answer: the event is not worth the caller's wait (a crash in between loses only it).
     waitUntil(recordSent(env, caller, message).catch((error) => console.error('otp.sent not recorded', error)));
@@ -127,12 +130,15 @@ export async function mailCode(env: Bindings, caller: CodeMailCaller, message: C
 
 /**
  * Mails a fresh code for a pending session (queue retry of an OTP mail that could not go out). The code is
- * added to the session first: the first one stays valid.
+ * added to the session first: the first one stays valid. As a retry it is never held by an open breaker
+ * while the code is still worth sending: with nothing else to try, it probes the route (`probed`: the
+ * batch's, one probe per route).
  */
 export async function retryCodeMail(
   env: Bindings,
   job: OtpRetryJob,
   sessionObject: DurableObjectStub<OtpRecipient> | null,
+  probed: Probed = new Set(),
 ) {
   const remainingSeconds = Math.floor((job.expiresAt - Date.now()) / 1000);
   const code = generateCode(job.digits);
@@ -153,7 +159,8 @@ export async function retryCodeMail(
     look: await mailLookOf(env, job.accountId, job),
     link: link?.url,
   };
-  const outcome = await sendOnceThroughRoutes(env, requireRoutes(env), await outgoingMail(env, job.accountId, message));
+  const outgoing = await outgoingMail(env, job.accountId, message);
+  const outcome = await sendOnceThroughRoutes(env, requireRoutes(env), outgoing, { probed });
   if (outcome.kind === 'accepted') await recordSent(env, job, job);
   return outcome;
 }

@@ -9,7 +9,7 @@ import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
 import { canonicalAddress } from '../mail/address';
-import { dropFirstRoute, startFirstRoute } from '../mail/routes/send';
+import { dropFirstRoute, type Probed, startFirstRoute } from '../mail/routes/send';
 import { sendingAddress } from '../mail/senders';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../middleware/rate-limit';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/jobs';
@@ -189,9 +189,12 @@ export async function resendOtpCode(
   return { sessionId: request.sessionId, expiresAt: nowIso(new Date(session.expiresAt)), email: request.email, sent };
 }
 
-/** Mails a fresh code for a pending session (queue retry of an OTP mail that could not go out). */
-export const resendOtp = (env: Bindings, job: OtpRetryJob) =>
-  retryCodeMail(env, job, sessionObject(env, job.sessionId));
+/**
+ * Mails a fresh code for a pending session (queue retry of an OTP mail that could not go out); `probed`: the
+ * routes the batch's retries already probed past an open breaker.
+ */
+export const resendOtp = (env: Bindings, job: OtpRetryJob, probed?: Probed) =>
+  retryCodeMail(env, job, sessionObject(env, job.sessionId), probed);
 
 /** A code and the address it was sent to, or (the hosted page's button) the token of a one-click link. */
 export type OtpVerifyRequest =

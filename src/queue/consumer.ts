@@ -2,6 +2,7 @@
 import { config } from '../config';
 import { recordVerification } from '../db/otp-history';
 import type { Bindings } from '../env';
+import type { Probed } from '../mail/routes/send';
 import { classifySmtpError, type SmtpOutcome } from '../mail/smtp/connection';
 import { resendOtp } from '../otp/engine';
 import { deliverWebhooks, queueDeliveries } from '../webhooks/deliver';
@@ -36,16 +37,23 @@ export async function deliverMailBatch(batch: MessageBatch<MailJob>, env: Bindin
     for (const { message } of [...jobs['otp-retry'], ...jobs.email]) retry(message);
     return;
   }
-  await retryOtpMails(jobs['otp-retry'], env, retry);
-  await deliverEmails(jobs.email, env, routes, backoff);
+  // A route that is down costs the batch's retries one probe (see throughRoutes in src/mail/routes/send.ts).
+  const probed = new Set<string>();
+  await retryOtpMails(jobs['otp-retry'], env, retry, probed);
+  await deliverEmails(jobs.email, env, routes, backoff, probed);
 }
 
 /** OTP mail is sent on its own connection: it is rare here (only after a failed in-request send). */
-async function retryOtpMails(deliveries: Delivery<OtpRetryJob>[], env: Bindings, retry: Retry): Promise<void> {
+async function retryOtpMails(
+  deliveries: Delivery<OtpRetryJob>[],
+  env: Bindings,
+  retry: Retry,
+  probed: Probed,
+): Promise<void> {
   for (const { message, job } of deliveries) {
     let outcome: SmtpOutcome;
     try {
-      outcome = await resendOtp(env, job);
+      outcome = await resendOtp(env, job, probed);
     } catch (error) {
       outcome = classifySmtpError(error);
     }

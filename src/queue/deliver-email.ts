@@ -10,7 +10,7 @@ import { readBody } from '../mail/bodies';
 import { senderIdentity } from '../mail/domains';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import type { OutgoingMail } from '../mail/outgoing';
-import { BatchRoutes, type RouteOutcome } from '../mail/routes/send';
+import { BatchRoutes, type Probed, type RouteOutcome } from '../mail/routes/send';
 import { classifySmtpError } from '../mail/smtp/connection';
 import { simulatedOutcome } from '../mail/test-mode';
 import { queueDeliveries } from '../webhooks/deliver';
@@ -52,7 +52,7 @@ async function toOutgoingMail(email: EmailRecord, waiting: Recipient[], env: Bin
 /** Through the routes; for mail queued with a test key, what a real server would answer (nothing is sent). */
 async function attempt(email: EmailRecord, waiting: Recipient[], routes: BatchRoutes, env: Bindings) {
   if (email.test) return { ...simulatedOutcome(waiting.map((r) => r.address)), route: null, failovers: [] };
-  return routes.send(await toOutgoingMail(email, waiting, env));
+  return routes.send(await toOutgoingMail(email, waiting, env), email.attempts > 0);
 }
 
 type Settle = { result: AttemptResult; attempted: boolean };
@@ -128,13 +128,15 @@ async function recordOutcome(
  * Delivers the email jobs of a batch through the routes. The batch starts with two D1 round trips
  * (settings, claims) and records each message in one more, started right after the route's answer and
  * running while the next message is sent; the message is then acked or retried on its own. A transient
- * failure drops that relay's connection (its state is unknown).
+ * failure drops that relay's connection (its state is unknown). `probed`: the routes the batch's retries
+ * already probed past an open breaker.
  */
 export async function deliverEmails(
   deliveries: Delivery<EmailJob>[],
   env: Bindings,
   mailRoutes: MailRoute[],
   retry: Config['retry'],
+  probed?: Probed,
 ): Promise<void> {
   if (deliveries.length === 0) return;
   const [{ frozen }, { owner, claims }] = await Promise.all([
@@ -145,7 +147,7 @@ export async function deliverEmails(
       DELIVERY_LEASE_SECONDS,
     ),
   ]);
-  const routes = new BatchRoutes(env, mailRoutes);
+  const routes = new BatchRoutes(env, mailRoutes, probed);
   const inThisBatch = new Set<string>();
   let leaseRenewedAt = Date.now();
   // The previous message's outcome being written while the next one is sent (at most one at a time).

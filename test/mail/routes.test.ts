@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { findEmail } from '../../src/db/emails';
 import { HALF_OPEN_AFTER_MS, resetBreakers } from '../../src/mail/routes/breaker';
 import { call, codeFromInbox, inbox, newAccount, postWith, uniqueAddress } from '../support/api';
-import { runBatch, storedEmail } from '../support/delivery';
+import { makeDue, runBatch, storedEmail } from '../support/delivery';
+import { newRelay, setRelayMode, relayStats as statsOf } from '../support/relays';
 import type { EmailDetail } from '../support/responses';
 import { newWebhook, waitForEvents } from '../support/webhooks';
 
@@ -39,6 +40,12 @@ const detail = async (accountId: string, id: string) => {
     .bind(id)
     .all<{ address: string; status: string; route: string | null; provider_id: string | null }>()
     .then((r) => r.results);
+};
+
+/** The email's timeline as type and route, oldest first (the queued entry left out). */
+const timeline = async (mailKey: string, id: string) => {
+  const res = await call<EmailDetail>('GET', `/api/v1/emails/${id}`, { token: mailKey });
+  return res.json.data.events.filter((e) => e.type !== 'queued').map((e) => ({ type: e.type, route: e.route }));
 };
 
 afterEach(async () => {
@@ -145,6 +152,108 @@ describe('failover between SMTP routes', () => {
     const result = await runBatch([id], 1, 'postcode-mail', bindings);
     expect(result.retryMessages).toHaveLength(1);
     expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 1 });
+  });
+});
+
+describe('the timeline: rerouted only where a next route was tried', () => {
+  it('one route that fails as a route: deferred with its reply, never rerouted', async () => {
+    const port = await newRelay('421');
+    const { accountId, mailKey } = await newAccount();
+    const id = await storedEmail(accountId, uniqueAddress('alone'));
+    const result = await runBatch([id], 1, 'postcode-mail', withRoutes([smtp('alone', port)]));
+    expect(result.retryMessages).toHaveLength(1);
+    const res = await call<EmailDetail>('GET', `/api/v1/emails/${id}`, { token: mailKey });
+    expect(res.json.data.events.filter((e) => e.type !== 'queued')).toEqual([
+      { type: 'deferred', at: expect.any(String), route: 'alone', detail: expect.stringMatching(/: 421 4\.3\.2 /) },
+    ]);
+  });
+
+  it('every route failing: rerouted for each route that led to another, deferred for the last', async () => {
+    const [first, second] = [await newRelay('421'), await newRelay('reset')];
+    const { accountId, mailKey } = await newAccount();
+    const id = await storedEmail(accountId, uniqueAddress('nowhere'));
+    const routes = [smtp('a', first), smtp('b', second), smtp('c', env.DOWN_SMTP_PORT)];
+    await runBatch([id], 1, 'postcode-mail', withRoutes(routes));
+    expect(await timeline(mailKey, id)).toEqual([
+      { type: 'rerouted', route: 'a' },
+      { type: 'rerouted', route: 'b' },
+      { type: 'deferred', route: 'c' },
+    ]);
+  });
+
+  it('the last route tried fails while the one after it is skipped (breaker open): deferred, not rerouted', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const down = smtp('down', env.DOWN_SMTP_PORT);
+    for (let i = 0; i < 3; i++) {
+      await runBatch([await storedEmail(accountId, uniqueAddress('open'))], 1, 'postcode-mail', withRoutes([down]));
+    }
+    const id = await storedEmail(accountId, uniqueAddress('stuck'));
+    await runBatch([id], 1, 'postcode-mail', withRoutes([smtp('flaky', await newRelay('421')), down]));
+    expect(await timeline(mailKey, id)).toEqual([{ type: 'deferred', route: 'flaky' }]);
+  });
+});
+
+describe('the breaker never holds a retry that has nothing else to try', () => {
+  /** A mail's first attempt while every route's breaker is open: skipped, it waits for its retry. */
+  const skippedOnce = async (accountId: string, bindings: Cloudflare.Env) => {
+    const to = uniqueAddress('held');
+    const id = await storedEmail(accountId, to);
+    await runBatch([id], 1, 'postcode-mail', bindings);
+    expect(await findEmail(env.DB, id)).toMatchObject({
+      status: 'QUEUED',
+      attempts: 1,
+      lastReply: expect.stringMatching(/circuit breaker is open/),
+    });
+    await makeDue(id);
+    return { id, to };
+  };
+
+  it('the only route is open: a first attempt skips it, the retry probes it and is delivered', async () => {
+    const port = await newRelay('reset');
+    const { accountId } = await newAccount();
+    const bindings = withRoutes([smtp('solo', port)]);
+    for (let i = 0; i < 3; i++)
+      await runBatch([await storedEmail(accountId, uniqueAddress('down'))], 1, 'postcode-mail', bindings);
+    expect((await statsOf(port)).reset).toBe(3);
+    const { id, to } = await skippedOnce(accountId, bindings);
+    expect((await statsOf(port)).reset).toBe(3);
+    // The relay is back well within the breaker's 30 s: the retry does not wait for them.
+    await setRelayMode(port, 'ok');
+    await runBatch([id], 2, 'postcode-mail', bindings);
+    expect(await detail(accountId, id)).toMatchObject([{ status: 'SENT', route: 'solo' }]);
+    expect(await inbox(to, env.FLAKY_INBOX_URL)).toHaveLength(1);
+  });
+
+  it('retries in one batch probe a route that is still down once, and wait for their next retry', async () => {
+    const port = await newRelay('reset');
+    const { accountId } = await newAccount();
+    const bindings = withRoutes([smtp('solo', port)]);
+    for (let i = 0; i < 3; i++)
+      await runBatch([await storedEmail(accountId, uniqueAddress('down'))], 1, 'postcode-mail', bindings);
+    const retries = [await skippedOnce(accountId, bindings), await skippedOnce(accountId, bindings)];
+    const result = await runBatch(
+      retries.map((r) => r.id),
+      2,
+      'postcode-mail',
+      bindings,
+    );
+    expect(result.retryMessages).toHaveLength(2);
+    expect((await statsOf(port)).reset).toBe(4);
+    for (const { id } of retries) expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 2 });
+  });
+
+  it('another route open: a retry goes through it and leaves the open one alone', async () => {
+    const port = await newRelay('reset');
+    const { accountId } = await newAccount();
+    const bindings = withRoutes([smtp('flapping', port), smtp('steady', env.SMTP_PORT)]);
+    for (let i = 0; i < 3; i++)
+      await runBatch([await storedEmail(accountId, uniqueAddress('down'))], 1, 'postcode-mail', bindings);
+    expect((await statsOf(port)).reset).toBe(3);
+    const id = await storedEmail(accountId, uniqueAddress('retry'));
+    await env.DB.prepare('UPDATE emails SET attempts = 1 WHERE id = ?').bind(id).run();
+    await runBatch([id], 2, 'postcode-mail', bindings);
+    expect(await detail(accountId, id)).toMatchObject([{ status: 'SENT', route: 'steady' }]);
+    expect((await statsOf(port)).reset).toBe(3);
   });
 });
 

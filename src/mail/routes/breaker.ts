@@ -1,5 +1,7 @@
 // A circuit breaker per delivery route, kept in the isolate: after 3 route failures in a row the route is
 // skipped (open); 30 s later one attempt may try it again (half-open) and its result closes or reopens it.
+// The breaker saves a first attempt the time of a route that is down; it never holds a retry that has nothing
+// else to try: such a retry is itself the probe (src/mail/routes/send.ts), and its result counts here the same.
 // Each isolate learns on its own: the state is a hint to save time, never a fact (D1 and the queue still
 // decide what is sent), so nothing global is needed and a fresh isolate starts with every route closed.
 

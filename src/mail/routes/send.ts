@@ -5,12 +5,18 @@ import { waitUntil } from 'cloudflare:workers';
 import type { MailRoute } from '../../config';
 import type { Bindings } from '../../env';
 import type { OutgoingMail, RecipientRefusal } from '../outgoing';
-import { classifySmtpError, outcomeOfRefusals, SmtpConnection, type SmtpOutcome } from '../smtp/connection';
+import {
+  classifySmtpError,
+  outcomeOfRefusals,
+  SmtpConnection,
+  type SmtpFailure,
+  type SmtpOutcome,
+} from '../smtp/connection';
 import { type PendingConnection, sendOnce, startConnecting, withinTime } from '../smtp/send-once';
 import { breakerState, mayUse, routeFailed, routeSucceeded } from './breaker';
 import { type CloudflareOutcome, sendThroughCloudflare } from './cloudflare';
 
-/** A route that failed as a route during the attempt, and what it said. */
+/** A route that failed as a route during the attempt, and what it said, when a next route was then tried. */
 export type Failover = { route: string; reply: string };
 
 /**
@@ -31,19 +37,40 @@ type Attempt = (route: MailRoute, mail: OutgoingMail, last: boolean) => Promise<
 
 const isRouteFault = (outcome: SmtpOutcome) => outcome.kind === 'transient' && outcome.routeFault === true;
 
-async function throughRoutes(routes: MailRoute[], mail: OutgoingMail, attempt: Attempt): Promise<RouteOutcome> {
+/** A route's failure as a route, and the route. */
+type Fault = SmtpFailure & { route: string };
+
+/**
+ * The routes a retry probed past their open breaker (see `throughRoutes`), shared by the mail of one batch so
+ * that a dead route costs a batch one probe, not one per mail.
+ */
+export type Probed = Set<string>;
+
+/**
+ * The routes in order, skipping those whose breaker is open. `probed` (a retry: the mail was tried before):
+ * when every other route failed or was skipped, the retry itself probes the skipped ones, each once per
+ * `probed`, rather than waiting for the breaker (which would defer the mail again for nothing, and an OTP
+ * code past its life). A route's failure is a failover (`rerouted`) only when a next route is then tried.
+ */
+async function throughRoutes(
+  routes: MailRoute[],
+  mail: OutgoingMail,
+  attempt: Attempt,
+  probed: Probed | null = null,
+): Promise<RouteOutcome> {
   const envelope = mail.envelopeTo ?? mail.to;
   const failovers: Failover[] = [];
   const refusedForGood: RecipientRefusal[] = [];
-  let lastFault: SmtpOutcome | null = null;
-  for (const [index, route] of routes.entries()) {
-    if (!mayUse(routeKey(route))) continue;
+  let lastFault: Fault | null = null;
+  /** The recipients no route has refused for good. */
+  const waitingNow = () => {
     const final = new Set(refusedForGood.map((r) => r.email));
-    const waiting = envelope.filter((address) => !final.has(address));
-    if (waiting.length === 0) break;
-    const outcome = await attempt(route, { ...mail, envelopeTo: waiting }, index === routes.length - 1).catch(
-      classifySmtpError,
-    );
+    return envelope.filter((address) => !final.has(address));
+  };
+  /** The route's answer, or null when it failed as a route. */
+  const tryRoute = async (route: MailRoute, waiting: string[], last: boolean): Promise<RouteOutcome | null> => {
+    if (lastFault) failovers.push({ route: lastFault.route, reply: lastFault.reply });
+    const outcome = await attempt(route, { ...mail, envelopeTo: waiting }, last).catch(classifySmtpError);
     if (!isRouteFault(outcome)) {
       routeSucceeded(routeKey(route));
       const refused = [...refusedForGood, ...(outcome.refused ?? [])];
@@ -52,20 +79,37 @@ async function throughRoutes(routes: MailRoute[], mail: OutgoingMail, attempt: A
     }
     routeFailed(routeKey(route));
     refusedForGood.push(...(outcome.refused ?? []).filter((r) => r.permanent));
-    failovers.push({ route: route.name, reply: (outcome as { reply: string }).reply });
-    lastFault = outcome;
+    lastFault = { ...(outcome as SmtpFailure), route: route.name };
+    return null;
+  };
+  const skipped: MailRoute[] = [];
+  for (const [index, route] of routes.entries()) {
+    const waiting = waitingNow();
+    if (waiting.length === 0) break;
+    // Asked only on reaching the route: a half-open route counts the asking attempt as its probe.
+    if (!mayUse(routeKey(route))) {
+      skipped.push(route);
+      continue;
+    }
+    const answered = await tryRoute(route, waiting, index === routes.length - 1);
+    if (answered) return answered;
   }
+  const probes = probed ? skipped.filter((route) => !probed.has(routeKey(route))) : [];
+  for (const [index, route] of probes.entries()) {
+    const waiting = waitingNow();
+    if (waiting.length === 0) break;
+    probed!.add(routeKey(route));
+    const answered = await tryRoute(route, waiting, index === probes.length - 1);
+    if (answered) return answered;
+  }
+  // Set inside `tryRoute`, which the compiler does not follow.
+  const fault = lastFault as Fault | null;
   if (refusedForGood.length === envelope.length) {
-    return { ...outcomeOfRefusals(envelope.length, refusedForGood), route: failovers.at(-1)?.route ?? null, failovers };
+    return { ...outcomeOfRefusals(envelope.length, refusedForGood), route: fault?.route ?? null, failovers };
   }
-  if (lastFault) {
-    const waitingRefusals = (lastFault.refused ?? []).filter((r) => !r.permanent);
-    return {
-      ...lastFault,
-      refused: [...refusedForGood, ...waitingRefusals],
-      route: failovers.at(-1)!.route,
-      failovers,
-    };
+  if (fault) {
+    const waitingRefusals = (fault.refused ?? []).filter((r) => !r.permanent);
+    return { ...fault, refused: [...refusedForGood, ...waitingRefusals], failovers };
   }
   const reply = 'every delivery route is failing (its circuit breaker is open): retried later';
   return { kind: 'transient', reply, refused: [], routeFault: true, route: null, failovers };
@@ -81,10 +125,13 @@ export class BatchRoutes {
   constructor(
     private readonly env: Bindings,
     private readonly routes: MailRoute[],
+    private readonly probed: Probed = new Set(),
   ) {}
 
-  send(mail: OutgoingMail): Promise<RouteOutcome> {
-    return throughRoutes(this.routes, mail, (route, each) => this.attempt(route, each));
+  /** `retry`: the mail was tried before (a retry may probe a route whose breaker is open). */
+  send(mail: OutgoingMail, retry = false): Promise<RouteOutcome> {
+    const attempt: Attempt = (route, each) => this.attempt(route, each);
+    return throughRoutes(this.routes, mail, attempt, retry ? this.probed : null);
   }
 
   private async attempt(route: MailRoute, mail: OutgoingMail): Promise<CloudflareOutcome> {
@@ -130,33 +177,37 @@ export function dropFirstRoute(first: FirstRoute): void {
 /**
  * One mail over connections of its own (OTP code mail). With `waitMs`, the whole send is bounded: a route
  * that is not the last gets half of the time left, so a silent first route leaves time for the next.
- * Without it, each route gets its own timeout.
+ * Without it, each route gets its own timeout. `probed`: a retry's (see `throughRoutes`).
  */
 export function sendOnceThroughRoutes(
   env: Bindings,
   routes: MailRoute[],
   mail: OutgoingMail,
-  first: FirstRoute = null,
-  waitMs?: number,
+  { first = null, waitMs, probed = null }: { first?: FirstRoute; waitMs?: number; probed?: Probed | null } = {},
 ): Promise<RouteOutcome> {
   const deadline = waitMs === undefined ? null : Date.now() + waitMs;
   let firstTaken = false;
-  return throughRoutes(routes, mail, (route, each, last) => {
-    const left = deadline === null ? null : Math.max(deadline - Date.now(), 1);
-    const budget = left === null ? null : last ? left : Math.ceil(left / 2);
-    if (route.kind === 'cloudflare') {
-      const send = sendThroughCloudflare(env.EMAIL, each);
-      if (budget === null) return send;
-      return withinTime(send, budget, () => ({
-        kind: 'transient',
-        reply: `timeout after ${budget} ms`,
-        routeFault: true,
-      }));
-    }
-    const takesFirst = !firstTaken && first?.name === route.name;
-    if (takesFirst) firstTaken = true;
-    return sendOnce(route.smtp, each, takesFirst ? first!.pending : undefined, budget ?? route.smtp.timeoutMs);
-  }).finally(() => {
+  return throughRoutes(
+    routes,
+    mail,
+    (route, each, last) => {
+      const left = deadline === null ? null : Math.max(deadline - Date.now(), 1);
+      const budget = left === null ? null : last ? left : Math.ceil(left / 2);
+      if (route.kind === 'cloudflare') {
+        const send = sendThroughCloudflare(env.EMAIL, each);
+        if (budget === null) return send;
+        return withinTime(send, budget, () => ({
+          kind: 'transient',
+          reply: `timeout after ${budget} ms`,
+          routeFault: true,
+        }));
+      }
+      const takesFirst = !firstTaken && first?.name === route.name;
+      if (takesFirst) firstTaken = true;
+      return sendOnce(route.smtp, each, takesFirst ? first!.pending : undefined, budget ?? route.smtp.timeoutMs);
+    },
+    probed,
+  ).finally(() => {
     // A connection opened for a route the send never reached is closed unused.
     if (!firstTaken) dropFirstRoute(first);
   });

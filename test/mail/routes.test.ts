@@ -1,6 +1,7 @@
-// Delivery routes (MAIL_ROUTES): failover between two real relays, the circuit breaker, a 5xx that is final on
-// every route, an OTP send that fails over inside its wait, and Cloudflare Email Service through the binding
-// as `wrangler dev` simulates it (recorded on its way in).
+// Delivery routes (MAIL_ROUTES): failover between two real relays, the circuit breaker (and the retries it never
+// holds), a 5xx that is final on every route, `rerouted` in the timeline only where a next route was tried, an
+// OTP send that fails over inside its wait, and Cloudflare Email Service through the binding as `wrangler dev`
+// simulates it (recorded on its way in).
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { findEmail } from '../../src/db/emails';

@@ -1,14 +1,18 @@
 // The Worker's email() handler: mail routed to the return path domains (Cloudflare Email Routing; locally
-// `wrangler dev`'s POST /cdn-cgi/handler/email). Bounces come to `bounces+<key>-<mac>@…`, complaints to the
-// feedback-loop address (FEEDBACK_ADDRESS); anything else, or mail for a domain that is no return path, is
-// refused. A token whose MAC does not verify changes nothing (someone guessed at the address): it is logged and
-// the mail dropped.
+// `wrangler dev`'s POST /cdn-cgi/handler/email). Bounces come to `bounces+<key>-<mac>@…` (or to a bare
+// `bounces@…` when a relay or forwarder dropped the token), complaints to the feedback-loop address
+// (FEEDBACK_ADDRESS); anything else, or mail for a domain that is no return path, is refused. A token whose MAC
+// does not verify changes nothing (someone guessed at the address): it is logged and the mail dropped. Without a
+// token, the returned message's Message-ID names the email.
 import PostalMime from 'postal-mime';
 import { config, type DomainsConfig, dkimKeySecret } from '../config';
+import { eventsInsert } from '../db/email-events';
+import { findEmail, recipientsOf } from '../db/emails';
 import type { Bindings } from '../env';
+import { canonicalAddress, parseMailbox } from './address';
 import type { DeliveryEvent } from './delivery-events';
 import { applyOrRequeue } from './feedback';
-import { readReport } from './reports';
+import { PARSE_OPTIONS, type ReportedRecipient, readReport } from './reports';
 import { messageKeyOf } from './return-path';
 
 /** Reports carry the returned message, attachments and all: the report itself is in the first part. */
@@ -50,7 +54,8 @@ export async function receiveMail(message: ForwardableEmailMessage, env: Binding
   const local = to.slice(0, at);
   const isBounce = local.startsWith('bounces+');
   const { domains, feedback } = config(env);
-  if ((!isBounce && local !== feedback.feedbackLocalPart) || !isReturnPathDomain(to.slice(at + 1), domains)) {
+  const tokenless = local === 'bounces' || local === feedback.feedbackLocalPart;
+  if ((!isBounce && !tokenless) || !isReturnPathDomain(to.slice(at + 1), domains)) {
     message.setReject('5.1.1 No such mailbox here: this domain receives bounces and feedback reports only');
     return 'rejected';
   }
@@ -65,24 +70,55 @@ export async function receiveMail(message: ForwardableEmailMessage, env: Binding
     if (key.startsWith('otp_')) return 'code_mail';
     emailId = key;
   }
-  const parsed = await PostalMime.parse(await head(message.raw, MAX_REPORT_BYTES), {
-    forceRfc822Attachments: true,
-    attachmentEncoding: 'utf8',
-  });
-  const report = readReport(parsed);
+  const raw = await head(message.raw, MAX_REPORT_BYTES);
+  const report = await readReport(await PostalMime.parse(raw, PARSE_OPTIONS), raw);
   if (!report || report.recipients.length === 0) return 'not_a_report';
   emailId ??= EMAIL_ID.exec(report.messageId ?? '')?.[1] ?? null;
   if (emailId === null) return 'unmatched';
+  const email = await findEmail(env.DB, emailId);
+  if (!email) return 'unmatched';
+  const sentTo = recipientsOf(email).map((r) => r.address);
   for (const recipient of report.recipients) {
+    const address = recipientOf(recipient, sentTo);
+    if (address === null) {
+      // A complaint about nobody this email went to (the provider hid who): noted, no address guessed.
+      if (recipient.kind === 'complained') {
+        const detail = 'a complaint that names none of its recipients (the provider hid who)';
+        await eventsInsert(env.DB, emailId, [{ type: 'complained', detail }], Date.now()).run();
+      }
+      continue;
+    }
     const event: DeliveryEvent = {
       target: { emailId },
-      recipient: recipient.address,
+      recipient: address,
       kind: recipient.kind,
       bounceType: recipient.bounceType,
+      bounceReason: recipient.bounceReason,
       diagnostic: recipient.diagnostic,
       route: null,
     };
     await applyOrRequeue(env, event);
   }
   return 'applied';
+}
+
+const canonical = (address: string) => {
+  const mailbox = parseMailbox(address.replace(/^mailto:/i, ''));
+  return mailbox ? canonicalAddress(mailbox.email) : null;
+};
+
+/**
+ * The address of the email a reported recipient is: the one the report names (or gives beside it, as a
+ * forward's Final-Recipient); with none of them, the email's only recipient when the report names nobody
+ * (a redacted complaint, a notice that names no address) or is a complaint; else none.
+ */
+function recipientOf(recipient: ReportedRecipient, sentTo: string[]): string | null {
+  const ours = new Map(sentTo.map((address) => [canonical(address), address]));
+  for (const candidate of [recipient.address, ...(recipient.alternates ?? [])]) {
+    const key = candidate ? canonical(candidate) : null;
+    const found = key ? ours.get(key) : undefined;
+    if (found) return found;
+  }
+  const unnamed = recipient.address === null || recipient.kind === 'complained';
+  return unnamed && sentTo.length === 1 ? sentTo[0]! : null;
 }

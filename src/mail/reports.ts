@@ -1,131 +1,150 @@
 // Reading bounces and complaints mailed back to postcode (parsed by postal-mime first): RFC 3464 delivery
-// status notifications, RFC 5965 feedback reports, and the plain-text bounces some servers still send
-// (Exim, qmail, Yahoo, Gmail's text part), as recipients and what happened to each.
-import type { Email } from 'postal-mime';
-import type { BounceType } from './delivery-events';
+// status notifications (also nested in a forwarded message, or pasted into the text), RFC 5965 feedback
+// reports, and the prose notices many servers still write. Each recipient comes with what happened to it
+// and, for a bounce, why (src/mail/bounce-classify.ts).
+import PostalMime, { type Email } from 'postal-mime';
+import { classifyBounce } from './bounce-classify';
+import { fromDeliveryStatus, hasStatusFields } from './reports/delivery-status';
+import { fromFeedbackReport } from './reports/feedback';
+import { addressIn } from './reports/fields';
+import { diagnosticIn, isDelayNotice, mentionsIn, noticeOf, wordsNear } from './reports/plain-text';
+import type { Report, ReportedRecipient } from './reports/types';
 
-export type ReportedRecipient = {
-  address: string;
-  kind: 'bounced' | 'deferred' | 'delivered' | 'complained';
-  bounceType?: BounceType;
-  diagnostic: string | null;
+export { fieldBlocks } from './reports/fields';
+export type { Report, ReportedRecipient } from './reports/types';
+
+export const PARSE_OPTIONS = { forceRfc822Attachments: true, attachmentEncoding: 'utf8' } as const;
+
+const STATUS_TYPES = ['message/delivery-status', 'message/global-delivery-status', 'message/xdelivery-status'];
+const NESTED_REPORT = /content-type:\s*(?:multipart\/report|message\/(?:x?delivery-status|global-delivery-status))/i;
+const AUTO_REPLY_SUBJECT =
+  /^\s*(?:auto(?:matic)?[ -]?(?:reply|response|answer)|auto:|away\b|out of (?:the )?office|vacation|abwesenheit|absence|r[ée]ponse automatique|自動応答|不在)/i;
+const FAILURE_NOTICE =
+  /undeliver|returned mail|delivery (?:status )?(?:notification|failure|failed|problem|report)|failure notice|mail delivery failed|non-?delivery|not (?:be )?delivered|delivery has failed|mail system error|returned to sender|rejected|bounce|error|メールエラー|配信/i;
+
+/** A server's refusal quoted in a notice (`550 - Requested action not taken: no such user here`). */
+const SERVER_REFUSAL =
+  /\b[45]\d\d\b[ -]{1,3}.{0,40}(?:not taken|user|mailbox|recipient|address|rejected|denied|unknown)/i;
+const NOTICE_OF_FAILURE =
+  /fail|undeliver|could not|couldn't|cannot|unable|error|rejected|not (?:yet )?(?:been )?delivered|delayed|bounce/i;
+
+type Parsed = Pick<Email, 'attachments' | 'text' | 'html' | 'headers' | 'subject'>;
+
+const header = (email: Parsed, name: string) => email.headers.find((h) => h.key === name)?.value ?? '';
+
+const partOf = (email: Parsed, types: string[]) => {
+  const found = email.attachments.find((a) => types.includes(a.mimeType.toLowerCase()));
+  return typeof found?.content === 'string' ? found.content : null;
 };
 
-/** What a report says, and the Message-ID of the message it returns (when its headers came back). */
-export type Report = { recipients: ReportedRecipient[]; messageId: string | null };
-
-const ADDRESS = /[^\s<>()[\]"',;:]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]{2,}/;
-/** "wasn't delivered to a@b", "could not be delivered to <a@b>" (Gmail's and others' prose). */
-const DELIVERED_TO = new RegExp(`(?:delivered|delivery) to\\s+<?(${ADDRESS.source})`, 'i');
-
-/** Header-like fields (RFC 822 style, folded lines joined) of each blank-line separated block. */
-export function fieldBlocks(text: string): Map<string, string>[] {
-  return text
-    .replace(/\r\n/g, '\n')
-    .split(/\n[ \t]*\n/)
-    .map((block) => {
-      const fields = new Map<string, string>();
-      let last: string | null = null;
-      for (const line of block.split('\n')) {
-        if (/^[ \t]/.test(line) && last) fields.set(last, `${fields.get(last)} ${line.trim()}`);
-        else {
-          const colon = line.indexOf(':');
-          if (colon <= 0) continue;
-          last = line.slice(0, colon).trim().toLowerCase();
-          if (!fields.has(last)) fields.set(last, line.slice(colon + 1).trim());
-        }
-      }
-      return fields;
-    })
-    .filter((fields) => fields.size > 0);
-}
-
-/** `rfc822; a@b` → `a@b`; `smtp; 550 …` → `550 …`. */
-const typed = (value: string | undefined) => (value === undefined ? undefined : value.replace(/^[\w-]+\s*;\s*/, ''));
-
-const addressIn = (value: string | undefined) => (value ? (ADDRESS.exec(value)?.[0] ?? null) : null);
-
-/** 5.x.x or 5xx: hard; 4.x.x or 4xx: soft; neither: hard (the server gave up on it). */
-function bounceTypeOf(status: string | undefined, diagnostic: string | null): BounceType {
-  const code = /\b([245])\.\d{1,3}\.\d{1,3}\b/.exec(status ?? '')?.[1] ?? /\b([245])\d\d\b/.exec(diagnostic ?? '')?.[1];
-  return code === '4' ? 'soft' : 'hard';
-}
-
-function fromDeliveryStatus(content: string): ReportedRecipient[] {
-  const recipients: ReportedRecipient[] = [];
-  for (const fields of fieldBlocks(content).slice(1)) {
-    const address =
-      addressIn(typed(fields.get('final-recipient'))) ?? addressIn(typed(fields.get('original-recipient')));
-    const action = fields.get('action')?.toLowerCase().split(/\s/)[0];
-    if (!address || !action) continue;
-    const diagnostic = typed(fields.get('diagnostic-code')) ?? null;
-    const status = fields.get('status');
-    if (action === 'failed') {
-      recipients.push({ address, kind: 'bounced', bounceType: bounceTypeOf(status, diagnostic), diagnostic });
-    } else if (action === 'delayed') recipients.push({ address, kind: 'deferred', diagnostic });
-    else if (action === 'delivered' || action === 'relayed' || action === 'expanded') {
-      recipients.push({ address, kind: 'delivered', diagnostic });
-    }
-  }
-  return recipients;
-}
-
-/** A complaint (Feedback-Type abuse) about the recipient it names, or the returned message's To. */
-function fromFeedbackReport(content: string, returned: string | null): ReportedRecipient[] {
-  const fields = fieldBlocks(content)[0];
-  if (fields?.get('feedback-type')?.toLowerCase() !== 'abuse') return [];
-  const returnedTo = returned ? fieldBlocks(returned)[0]?.get('to') : undefined;
-  const address = addressIn(fields.get('original-rcpt-to')) ?? addressIn(returnedTo);
-  return address ? [{ address, kind: 'complained', diagnostic: null }] : [];
-}
-
-/** The recipients a plain-text bounce names, each with the words near it that carry its reply code. */
-function fromPlainText(text: string): ReportedRecipient[] {
-  const lines = text.replace(/\r\n/g, '\n').split('\n');
-  const delayed = /\b(delayed|will (?:continue|keep) trying|still being retried|not yet been delivered)\b/i.test(text);
-  const found = new Map<string, number>();
-  const note = (address: string | null, index: number) => {
-    if (address && !found.has(address.toLowerCase())) found.set(address.toLowerCase(), index);
-  };
-  let failedList = false;
-  for (const [index, line] of lines.entries()) {
-    // Postfix, qmail, Yahoo: `<address>:` starting a line.
-    const angled = /^\s*<([^<>\s]+@[^<>\s]+)>:?/.exec(line);
-    if (angled) note(angled[1]!, index);
-    // Exim: the failed addresses, indented, after "address(es) failed:".
-    if (/address(?:\(es\)|es)? failed:/i.test(line)) failedList = true;
-    else if (failedList && /^\s{2,}\S+@\S+\s*$/.test(line)) note(addressIn(line), index);
-    // Gmail and others: "wasn't delivered to a@b", "could not be delivered to a@b".
-    const prose = DELIVERED_TO.exec(line);
-    if (prose) note(prose[1]!, index);
-  }
-  return [...found].map(([address, index]) => {
-    const near = lines.slice(index, index + 4).join(' ');
-    const diagnostic = /\b[45]\d\d\b[^\n]*/.exec(near)?.[0]?.trim() ?? null;
-    if (delayed) return { address, kind: 'deferred', diagnostic };
-    return { address, kind: 'bounced', bounceType: bounceTypeOf(near, diagnostic), diagnostic };
-  });
-}
-
-const messageIdIn = (text: string | undefined) =>
+const messageIdIn = (text: string | null | undefined) =>
   text ? (/^message-id:\s*(<[^>\s]+>)/im.exec(text)?.[1] ?? null) : null;
 
-/**
- * What a report mailed to postcode says; null when it is none of the three (an auto-reply, a stray message).
- * The returned message's headers (text/rfc822-headers or message/rfc822, else quoted in the text) give its
- * Message-ID, which names the email when the return path's token is not there (a feedback loop's report).
- */
-export function readReport(email: Pick<Email, 'attachments' | 'text'>): Report | null {
-  const part = (type: string) => {
-    const found = email.attachments.find((a) => a.mimeType.toLowerCase() === type);
-    return typeof found?.content === 'string' ? found.content : null;
-  };
-  const returned = part('text/rfc822-headers') ?? part('message/rfc822');
-  const messageId = messageIdIn(returned ?? undefined) ?? messageIdIn(email.text);
-  const status = part('message/delivery-status') ?? part('message/global-delivery-status');
-  if (status !== null) return { recipients: fromDeliveryStatus(status), messageId };
-  const feedback = part('message/feedback-report');
+/** The notice's text: its text part, else its HTML without tags, else (MIME parts that could not be told
+ * apart: a boundary that is never used) the raw body. */
+const textOf = (email: Parsed, raw: string) =>
+  email.text ??
+  (email.html === undefined && email.attachments.length === 0 ? raw.slice(raw.search(/\r?\n\r?\n|$/)) : null) ??
+  (email.html ?? '')
+    .replace(/<(?:br|p|div|tr|li)\b[^>]*>/gi, '\n')
+    .replace(/<[^>]+>/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/&nbsp;/g, ' ');
+
+/** Addresses of the sending side (the notice's own To, the returned message's From): never a failed recipient. */
+function senderAddresses(email: Parsed, returned: string | null): Set<string> {
+  const values = [header(email, 'to'), header(email, 'from')];
+  for (const name of ['from', 'return-path', 'sender']) {
+    const value = new RegExp(`^${name}:(.*)$`, 'im').exec(returned ?? '')?.[1];
+    if (value) values.push(value);
+  }
+  return new Set(values.map((v) => addressIn(v)?.toLowerCase()).filter((a): a is string => !!a));
+}
+
+/** Recipients a prose notice names, each classified by the words about it. */
+function fromNotice(email: Parsed, lines: string[], senders: Set<string>): ReportedRecipient[] {
+  let notice = lines;
+  const whole = `${email.subject ?? ''}\n${notice.join('\n')}`;
+  const kind = isDelayNotice(whole) ? 'deferred' : 'bounced';
+  let mentions = mentionsIn(notice, senders);
+  if (mentions.length === 0 && notice.some((line) => line.startsWith('>'))) {
+    // A notice forwarded by someone, quoted line by line.
+    notice = notice.map((line) => line.replace(/^>[ \t]?/, ''));
+    mentions = mentionsIn(notice, senders);
+  }
+  if (mentions.length === 0) {
+    const failed = header(email, 'x-failed-recipients').split(',').map(addressIn);
+    mentions = failed.filter((a): a is string => !!a).map((address) => ({ address, line: -1 }));
+  }
+  const single = mentions.length === 1;
+  const recipients = mentions.map((mention): ReportedRecipient => {
+    const words = mention.line < 0 ? whole : wordsNear(notice, mention, mentions);
+    const diagnostic = diagnosticIn(words) ?? (single ? diagnosticIn(whole) : null) ?? (words.slice(0, 500) || null);
+    if (kind === 'deferred') return { address: mention.address, kind, diagnostic };
+    const context = single ? `${words}\n${whole}` : words;
+    return { address: mention.address, kind, diagnostic, ...classifyBounce(null, diagnostic, context) };
+  });
+  const failure = FAILURE_NOTICE.test(`${email.subject} ${header(email, 'from')}`) || SERVER_REFUSAL.test(whole);
+  if (recipients.length > 0 || !failure) return recipients;
+  // A failure notice that names nobody: it can only be about the email's only recipient.
+  const diagnostic = diagnosticIn(notice.join('\n'));
+  if (kind === 'deferred') return [{ address: null, kind, diagnostic }];
+  return [{ address: null, kind, diagnostic, ...classifyBounce(null, diagnostic, whole) }];
+}
+
+/** A hard bounce whose server quotes the sender's own address refused the sender, not the recipient. */
+function aboutSender(recipient: ReportedRecipient, senders: Set<string>): ReportedRecipient {
+  if (recipient.bounceType !== 'hard') return recipient;
+  const words = recipient.diagnostic?.toLowerCase() ?? '';
+  if (recipient.address && words.includes(recipient.address.toLowerCase())) return recipient;
+  const quotes = [...senders].some((address) => words.includes(address));
+  return quotes ? { ...recipient, bounceType: 'soft', bounceReason: 'sender_rejected' } : recipient;
+}
+
+async function read(email: Parsed, raw: string, depth: number): Promise<Report | null> {
+  const returned = partOf(email, ['text/rfc822-headers', 'message/rfc822']);
+  const text = textOf(email, raw);
+  const messageId = messageIdIn(returned) ?? messageIdIn(text);
+  const feedback = partOf(email, ['message/feedback-report']);
   if (feedback !== null) return { recipients: fromFeedbackReport(feedback, returned), messageId };
-  const recipients = email.text ? fromPlainText(email.text) : [];
+  const notice = noticeOf(text);
+  const senders = senderAddresses(email, returned ?? text);
+  const status = partOf(email, STATUS_TYPES) ?? (hasStatusFields(text) ? text : null);
+  if (status !== null) {
+    const mentions = mentionsIn(notice, senders);
+    const whole = `${email.subject ?? ''}\n${notice.join('\n')}`;
+    const recipients = fromDeliveryStatus(status, (recipient, count) => {
+      const address = recipient.address?.toLowerCase();
+      const mention = mentions.find((m) => m.address === address);
+      if (mention) return wordsNear(notice, mention, mentions);
+      return count === 1 && mentions.length <= 1 ? whole : '';
+    }).map((r) => aboutSender(r.address ? r : { ...r, alternates: mentions.map((m) => m.address) }, senders));
+    if (recipients.length > 0) return { recipients, messageId };
+  }
+  if (depth === 0 && returned && NESTED_REPORT.test(returned)) {
+    const nested = await read(await PostalMime.parse(returned, PARSE_OPTIONS), returned, 1);
+    if (nested && nested.recipients.length > 0) return nested;
+  }
+  // An auto-reply (RFC 3834) reports nothing, unless its words say the mail failed (many bounces carry
+  // Auto-Submitted: auto-replied too).
+  if (AUTO_REPLY_SUBJECT.test(email.subject ?? '')) return null;
+  if (
+    /^auto-replied/i.test(header(email, 'auto-submitted')) &&
+    !NOTICE_OF_FAILURE.test(`${email.subject}\n${notice.join('\n')}`)
+  )
+    return null;
+  const recipients = fromNotice(email, notice, senders).map((r) => aboutSender(r, senders));
   return recipients.length > 0 ? { recipients, messageId } : null;
+}
+
+/**
+ * What a report mailed to postcode says (`raw`: the message as it came, parsed as `email`); null when it is
+ * none of the three (an auto-reply, a stray message).
+ * The returned message's headers give its Message-ID, which names the email when the return path's token is
+ * not there (a feedback loop's report, a relay that dropped the token).
+ */
+export function readReport(email: Parsed, raw: Uint8Array | string): Promise<Report | null> {
+  return read(email, typeof raw === 'string' ? raw : new TextDecoder().decode(raw), 0);
 }

@@ -2,6 +2,7 @@
 // the `postcode-email-events` queue), read as postcode's delivery events. Each names the message id the
 // binding answered and one recipient. The payload's fields are those Cloudflare's "Event subscriptions" page
 // documents for Email Sending (docs/delivery.md); anything else on the queue is no such event.
+import { classifyBounce } from './bounce-classify';
 import type { DeliveryEvent, DeliveryEventKind } from './delivery-events';
 
 type Payload = {
@@ -38,10 +39,15 @@ export function deliveryEventOfCloudflare(body: unknown, route: string): Deliver
       return of('delivered', smtp);
     case 'deferred':
       return of('deferred', text(payload.bounce?.reason) ?? smtp);
-    case 'bounced':
-      return of('bounced', text(payload.bounce?.reason) ?? smtp, {
-        bounceType: payload.bounce?.type === 'soft' ? 'soft' : 'hard',
-      });
+    case 'bounced': {
+      // The reason from the server's words; the provider's hard or soft only where those words say nothing, so
+      // a full mailbox the provider calls hard still keeps the address.
+      const diagnostic = text(payload.bounce?.reason) ?? smtp;
+      const found = classifyBounce(null, diagnostic);
+      const stated = payload.bounce?.type === 'soft' ? 'soft' : 'hard';
+      const bounceType = found.bounceReason === 'undetermined' ? stated : found.bounceType;
+      return of('bounced', diagnostic, { bounceType, bounceReason: found.bounceReason });
+    }
     case 'failed':
       return of('failed', text(payload.failure?.reason));
     case 'rejected': {

@@ -137,6 +137,20 @@ describe('queue postcode-email-events: Cloudflare Email Service events', () => {
     expect(list.json.data.suppressions).toMatchObject([{ email: to, reason: 'hard_bounce', emailId: sent.id }]);
   });
 
+  it('bounced "hard" for a full mailbox → BOUNCED soft with its reason, never suppressed', async () => {
+    const to = uniqueAddress('cf-full');
+    const sent = await sentThroughCloudflare([to]);
+    const reason = '552 5.2.2 The email account that you tried to reach is over quota';
+    await consume([cloudflareEvent('bounced', sent.providerId, to, { bounce: { type: 'hard', reason } })]);
+    expect((await detailOf(sent.mailKey, sent.id)).recipients[0]).toMatchObject({
+      status: 'BOUNCED',
+      bounceType: 'soft',
+      bounceReason: 'mailbox_full',
+    });
+    const list = await call<SuppressionList>('GET', '/api/v1/suppressions', { token: sent.mailKey });
+    expect(list.json.data.suppressions).toEqual([]);
+  });
+
   it('deferred keeps SENT; complained → COMPLAINED, suppressed for good; rejected (suppressed) and failed', async () => {
     const to = [uniqueAddress('cf-def'), uniqueAddress('cf-rej'), uniqueAddress('cf-fail')];
     const sent = await sentThroughCloudflare(to);

@@ -19,14 +19,13 @@ const STATUS_TYPES = ['message/delivery-status', 'message/global-delivery-status
 const NESTED_REPORT = /content-type:\s*(?:multipart\/report|message\/(?:x?delivery-status|global-delivery-status))/i;
 const AUTO_REPLY_SUBJECT =
   /^\s*(?:auto(?:matic)?[ -]?(?:reply|response|answer)|auto:|away\b|out of (?:the )?office|vacation|abwesenheit|absence|r[ée]ponse automatique|自動応答|不在)/i;
-const FAILURE_NOTICE =
-  /undeliver|returned mail|delivery (?:status )?(?:notification|failure|failed|problem|report)|failure notice|mail delivery failed|non-?delivery|not (?:be )?delivered|delivery has failed|mail system error|returned to sender|rejected|bounce|error|メールエラー|配信/i;
+/** Words of a notice that mail failed (or is delayed). */
+const FAILURE =
+  /fail|undeliver|returned (?:mail|to sender)|delivery problem|could not|couldn't|cannot|unable|not (?:yet )?(?:be(?:en)? )?delivered|mail system error|rejected|delayed|bounce|error|メールエラー|配信/i;
 
 /** A server's refusal quoted in a notice (`550 - Requested action not taken: no such user here`). */
 const SERVER_REFUSAL =
   /\b[45]\d\d\b[ -]{1,3}.{0,40}(?:not taken|user|mailbox|recipient|address|rejected|denied|unknown)/i;
-const NOTICE_OF_FAILURE =
-  /fail|undeliver|could not|couldn't|cannot|unable|error|rejected|not (?:yet )?(?:been )?delivered|delayed|bounce/i;
 
 type Parsed = Pick<Email, 'attachments' | 'text' | 'html' | 'headers' | 'subject'>;
 
@@ -40,18 +39,21 @@ const partOf = (email: Parsed, types: string[]) => {
 const messageIdIn = (text: string | null | undefined) =>
   text ? (/^message-id:\s*(<[^>\s]+>)/im.exec(text)?.[1] ?? null) : null;
 
-/** The notice's text: its text part, else its HTML without tags, else (MIME parts that could not be told
- * apart: a boundary that is never used) the raw body. */
-const textOf = (email: Parsed, raw: string) =>
-  email.text ??
-  (email.html === undefined && email.attachments.length === 0 ? raw.slice(raw.search(/\r?\n\r?\n|$/)) : null) ??
-  (email.html ?? '')
+/**
+ * The notice's text: its text part, else its HTML without tags, else the raw body (a message whose parts
+ * could not be told apart, its boundary never used).
+ */
+function textOf(email: Parsed, raw: string): string {
+  if (email.text !== undefined) return email.text;
+  if (email.html === undefined) return email.attachments.length === 0 ? raw.slice(raw.search(/\r?\n\r?\n|$/)) : '';
+  return email.html
     .replace(/<(?:br|p|div|tr|li)\b[^>]*>/gi, '\n')
     .replace(/<[^>]+>/g, '')
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&')
     .replace(/&nbsp;/g, ' ');
+}
 
 /** Addresses of the sending side (the notice's own To, the returned message's From): never a failed recipient. */
 function senderAddresses(email: Parsed, returned: string | null): Set<string> {
@@ -86,7 +88,7 @@ function fromNotice(email: Parsed, lines: string[], senders: Set<string>): Repor
     const context = single ? `${words}\n${whole}` : words;
     return { address: mention.address, kind, diagnostic, ...classifyBounce(null, diagnostic, context) };
   });
-  const failure = FAILURE_NOTICE.test(`${email.subject} ${header(email, 'from')}`) || SERVER_REFUSAL.test(whole);
+  const failure = FAILURE.test(`${email.subject} ${header(email, 'from')}`) || SERVER_REFUSAL.test(whole);
   if (recipients.length > 0 || !failure) return recipients;
   // A failure notice that names nobody: it can only be about the email's only recipient.
   const diagnostic = diagnosticIn(notice.join('\n'));
@@ -132,7 +134,7 @@ async function read(email: Parsed, raw: string, depth: number): Promise<Report |
   if (AUTO_REPLY_SUBJECT.test(email.subject ?? '')) return null;
   if (
     /^auto-replied/i.test(header(email, 'auto-submitted')) &&
-    !NOTICE_OF_FAILURE.test(`${email.subject}\n${notice.join('\n')}`)
+    !FAILURE.test(`${email.subject}\n${notice.join('\n')}`)
   )
     return null;
   const recipients = fromNotice(email, notice, senders).map((r) => aboutSender(r, senders));

@@ -147,21 +147,19 @@ async function signedOutScreens(page: Page, suffix: string, check: (page: Page, 
 }
 
 describe('every dashboard page', () => {
-  it('has no serious or critical axe-core violation, in light and dark', async () => {
-    for (const scheme of SCHEMES) {
-      const context = await browser.newContext({ colorScheme: scheme, storageState: state });
-      const page = await context.newPage();
-      for (const [name, path] of Object.entries(pages)) {
-        await visit(page, path);
-        expect(await seriousViolations(page), `${name} ${scheme}`).toEqual([]);
-      }
-      await context.close();
-      const signedOut = await (await browser.newContext({ colorScheme: scheme })).newPage();
-      await signedOutScreens(signedOut, `axe-${scheme}`, async (p, name) => {
-        expect(await seriousViolations(p), name).toEqual([]);
-      });
-      await signedOut.context().close();
+  it.each(SCHEMES)('has no serious or critical axe-core violation (%s)', async (scheme) => {
+    const context = await browser.newContext({ colorScheme: scheme, storageState: state });
+    const page = await context.newPage();
+    for (const [name, path] of Object.entries(pages)) {
+      await visit(page, path);
+      expect(await seriousViolations(page), `${name} ${scheme}`).toEqual([]);
     }
+    await context.close();
+    const signedOut = await (await browser.newContext({ colorScheme: scheme })).newPage();
+    await signedOutScreens(signedOut, `axe-${scheme}`, async (p, name) => {
+      expect(await seriousViolations(p), name).toEqual([]);
+    });
+    await signedOut.context().close();
   });
 
   it('lets the keyboard reach every control, each with a visible focus', async () => {
@@ -192,21 +190,21 @@ describe('every dashboard page', () => {
     await context.close();
   });
 
-  it('looks as its screenshots at 1280×800 and 375×812, light and dark', async () => {
-    for (const [viewportName, viewport] of Object.entries(VIEWPORTS)) {
-      for (const scheme of SCHEMES) {
-        const options = { viewport, deviceScaleFactor: 1, colorScheme: scheme, reducedMotion: 'reduce' } as const;
-        const context = await browser.newContext({ ...options, storageState: state });
-        const page = await context.newPage();
-        for (const [name, path] of Object.entries(pages)) {
-          await visit(page, path);
-          await screen(page, `${name}.${viewportName}.${scheme}`);
-        }
-        await context.close();
-        const signedOut = await (await browser.newContext(options)).newPage();
-        await signedOutScreens(signedOut, `${viewportName}.${scheme}`, screen);
-        await signedOut.context().close();
-      }
+  // One test per viewport and scheme (1280×800 and 375×812, light and dark): each well inside its time.
+  const looks = Object.entries(VIEWPORTS).flatMap(([viewportName, viewport]) =>
+    SCHEMES.map((scheme) => [`${viewportName}, ${scheme}`, viewportName, viewport, scheme] as const),
+  );
+  it.each(looks)('looks as its screenshots (%s)', async (_, viewportName, viewport, scheme) => {
+    const options = { viewport, deviceScaleFactor: 1, colorScheme: scheme, reducedMotion: 'reduce' } as const;
+    const context = await browser.newContext({ ...options, storageState: state });
+    const page = await context.newPage();
+    for (const [name, path] of Object.entries(pages)) {
+      await visit(page, path);
+      await screen(page, `${name}.${viewportName}.${scheme}`);
     }
+    await context.close();
+    const signedOut = await (await browser.newContext(options)).newPage();
+    await signedOutScreens(signedOut, `${viewportName}.${scheme}`, screen);
+    await signedOut.context().close();
   });
 });

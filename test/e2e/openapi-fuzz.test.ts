@@ -201,6 +201,21 @@ function requestArbitrary(template: string, operation: Operation, credential: Cr
     }));
 }
 
+/**
+ * The service's answer. A request sent on a kept-alive connection the server closed at that moment gets no
+ * answer at all (undici: UND_ERR_SOCKET, ECONNRESET) and is sent once more; any other failure to get an answer
+ * names the request and its cause.
+ */
+async function answerTo(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === 'UND_ERR_SOCKET' || cause?.code === 'ECONNRESET') return fetch(url, init);
+    throw new Error(`${init.method} ${url}: ${error} (${cause?.code ?? cause?.message ?? 'no cause'})`);
+  }
+}
+
 /** What in the answer the document does not declare, or null when it declares all of it. */
 async function undeclared(
   method: string,
@@ -209,7 +224,7 @@ async function undeclared(
   seen: Set<number>,
 ): Promise<string | null> {
   const url = `${service.baseUrl}${request.path}${request.query ? `?${request.query}` : ''}`;
-  const res = await fetch(url, { method: method.toUpperCase(), headers: request.headers, body: request.body });
+  const res = await answerTo(url, { method: method.toUpperCase(), headers: request.headers, body: request.body });
   const text = await res.text();
   seen.add(res.status);
   const said = `${method.toUpperCase()} ${request.path}?${request.query} ${request.body?.slice(0, 400) ?? ''} answered ${res.status}: ${text.slice(0, 300)}`;

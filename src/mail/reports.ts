@@ -132,10 +132,7 @@ async function read(email: Parsed, raw: string, depth: number): Promise<Report |
   // An auto-reply (RFC 3834) reports nothing, unless its words say the mail failed (many bounces carry
   // Auto-Submitted: auto-replied too).
   if (AUTO_REPLY_SUBJECT.test(email.subject ?? '')) return null;
-  if (
-    /^auto-replied/i.test(header(email, 'auto-submitted')) &&
-    !FAILURE.test(`${email.subject}\n${notice.join('\n')}`)
-  )
+  if (/^auto-replied/i.test(header(email, 'auto-submitted')) && !FAILURE.test(`${email.subject}\n${notice.join('\n')}`))
     return null;
   const recipients = fromNotice(email, notice, senders).map((r) => aboutSender(r, senders));
   return recipients.length > 0 ? { recipients, messageId } : null;

@@ -1,6 +1,6 @@
 -- Why a recipient bounced. `bounce_reason`: one of the reasons of src/mail/bounce-reasons.ts (user_unknown,
--- mailbox_full, blocked, … undetermined) for a BOUNCED recipient, NULL for any other. `bounce_type` is hard,
--- soft or undetermined from now on; it has no CHECK constraint (migrations/0004_delivery_events.sql), so the
+-- mailbox_full, blocked, … undetermined) for a BOUNCED recipient, NULL for any other. `bounce_type` may be hard,
+-- soft or undetermined; it has no CHECK constraint (migrations/0004_delivery_events.sql), so the
 -- column stays as it is.
 ALTER TABLE email_recipients ADD COLUMN bounce_reason TEXT;
 

@@ -6,10 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { hourCounts } from '../../src/db/metrics';
 import worker from '../../src/index';
 import { BOUNCE_REASONS, SENDER_PROBLEM_REASONS } from '../../src/mail/bounce-reasons';
-import { applyDeliveryEvent } from '../../src/mail/feedback';
 import { returnPathAddress } from '../../src/mail/return-path';
 import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../support/api';
-import { runBatch, storedEmail } from '../support/delivery';
+import { bounce, runBatch, storedEmail } from '../support/delivery';
 import { clearExpiredSession, sendAndRead, sessionStub, wrongCode } from '../support/otp';
 import { inboundMessage, postfixBounce } from '../support/reports';
 
@@ -85,18 +84,9 @@ describe('GET /api/v1/metrics', () => {
     const to = BOUNCE_REASONS.map((reason) => uniqueAddress(reason.replaceAll('_', '-')));
     const id = await storedEmail(account.accountId, to);
     await runBatch([id]);
-    const bounce = (recipient: string, bounceReason: (typeof BOUNCE_REASONS)[number]) =>
-      applyDeliveryEvent(env, {
-        target: { emailId: id },
-        recipient,
-        kind: 'bounced',
-        bounceReason,
-        diagnostic: null,
-        route: null,
-      });
     const senderProblems: string[] = [];
     for (const [i, reason] of BOUNCE_REASONS.entries()) {
-      expect(await bounce(to[i]!, reason)).toBe('applied');
+      expect(await bounce(id, to[i]!, reason)).toBe('applied');
       const { totals } = (await metricsOf(account.mailKey)).emails;
       if (totals.bouncedSenderProblem! > senderProblems.length) senderProblems.push(reason);
       expect(totals.bounced, reason).toBe(i + 1);
@@ -106,8 +96,8 @@ describe('GET /api/v1/metrics', () => {
     expect(senderProblems).toContain('blocked');
     // A blocked recipient that bounces hard later stays counted once; a repeated block adds nothing.
     const blocked = to[BOUNCE_REASONS.indexOf('blocked')]!;
-    expect(await bounce(blocked, 'user_unknown')).toBe('applied');
-    expect(await bounce(blocked, 'blocked')).toBe('ignored');
+    expect(await bounce(id, blocked, 'user_unknown')).toBe('applied');
+    expect(await bounce(id, blocked, 'blocked')).toBe('ignored');
     const metrics = await metricsOf(account.mailKey);
     expect(metrics.emails.totals).toMatchObject({
       sent: BOUNCE_REASONS.length,

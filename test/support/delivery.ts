@@ -6,6 +6,8 @@ import type { NewEmail } from '../../src/db/emails';
 import { newId } from '../../src/ids';
 import worker from '../../src/index';
 import { storeBodies } from '../../src/mail/bodies';
+import type { BounceReason } from '../../src/mail/bounce-reasons';
+import { applyDeliveryEvent } from '../../src/mail/feedback';
 import type { MailJob } from '../../src/queue/jobs';
 
 /**
@@ -82,4 +84,16 @@ export async function runJobs(jobs: MailJob[], attempts = 1, queueName = 'postco
   const ctx = createExecutionContext();
   await worker.queue(batch, bindings);
   return { ...(await getQueueResult(batch, ctx)), delays };
+}
+
+/** A report that one recipient of an email bounced for `bounceReason`, applied as the email() handler would. */
+export function bounce(emailId: string, recipient: string, bounceReason: BounceReason) {
+  return applyDeliveryEvent(env, {
+    target: { emailId },
+    recipient,
+    kind: 'bounced',
+    bounceReason,
+    diagnostic: null,
+    route: null,
+  });
 }

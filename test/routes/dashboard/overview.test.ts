@@ -1,11 +1,8 @@
 // The overview page: the metrics API's figures for the signed-in account, drawn and tabulated.
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { DeliveryEvent } from '../../../src/mail/delivery-events';
-import { applyDeliveryEvent } from '../../../src/mail/feedback';
 import { call, uniqueAddress, waitForStatus } from '../../support/api';
 import { mailKey, signedInMember } from '../../support/dashboard';
-import { runBatch, storedEmail } from '../../support/delivery';
+import { bounce, runBatch, storedEmail } from '../../support/delivery';
 
 async function sentMail(accountId: string, mode: 'live' | 'test') {
   const key = await mailKey(accountId, mode);
@@ -44,15 +41,7 @@ describe('GET /dashboard/overview', () => {
       [to[0]!, 'blocked'],
       [to[1]!, 'mailbox_full'],
     ] as const) {
-      const event: DeliveryEvent = {
-        target: { emailId: id },
-        recipient,
-        kind: 'bounced',
-        bounceReason,
-        diagnostic: null,
-        route: null,
-      };
-      expect(await applyDeliveryEvent(env, event)).toBe('applied');
+      expect(await bounce(id, recipient, bounceReason)).toBe('applied');
     }
     const page = await browser.get('/dashboard/overview');
     expect(page.text).toMatch(/<span class="label">Bounced<\/span><span class="value">100.0 %<\/span>/);

@@ -2,9 +2,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bodyKeyOf } from '../../../src/mail/bodies';
-import { applyDeliveryEvent } from '../../../src/mail/feedback';
 import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../../support/api';
-import { runBatch, storedEmail } from '../../support/delivery';
+import { bounce, runBatch, storedEmail } from '../../support/delivery';
 import type { EmailDetail, EmailList, QueuedEmail, TemplateQueued } from '../../support/responses';
 import { createTemplate } from '../../support/templates';
 
@@ -145,15 +144,6 @@ describe('GET /api/v1/emails: filters', () => {
     const blocked = await storedEmail(accountId, [linus, ada]);
     const fine = await storedEmail(accountId, grace);
     await runBatch([full, blocked, fine]);
-    const bounce = (id: string, recipient: string, bounceReason: 'mailbox_full' | 'blocked') =>
-      applyDeliveryEvent(env, {
-        target: { emailId: id },
-        recipient,
-        kind: 'bounced',
-        bounceReason,
-        diagnostic: null,
-        route: null,
-      });
     await bounce(full, grace, 'mailbox_full');
     await bounce(blocked, linus, 'blocked');
     await bounce(blocked, ada, 'blocked');

@@ -1,6 +1,5 @@
 import { buildApp } from './app';
 import { config } from './config';
-import { getSettings } from './db/settings';
 import type { Bindings } from './env';
 import { checkDueDomains } from './mail/domains';
 import { receiveMail } from './mail/inbound';
@@ -9,6 +8,7 @@ import { applyEmailEvents } from './queue/email-events';
 import type { MailJob } from './queue/jobs';
 import { dispatchScheduledMail, recoverOverdueMail, releaseHeldMail } from './queue/producer';
 import { deleteExpired } from './retention';
+import { getSettings } from './store/control/settings';
 import { recoverOverdueDeliveries } from './webhooks/deliver';
 
 const app = buildApp();

@@ -1,10 +1,11 @@
 // What an account sent and how its codes converted, over a period, from the hourly counters that triggers keep
 // (migrations/0006_metrics.sql, 0009_bounce_reason.sql): the metrics API and the dashboard's overview read the
 // same figures.
-import { hourCounts } from './db/metrics';
-import { replicaReads } from './db/reads';
+
 import { ApiError } from './errors';
 import type { OtpChannel } from './otp/session';
+import { hourCounts } from './store/account/metrics';
+import { replicaReads } from './store/control/reads';
 
 /** `bouncedSenderProblem`: of `bounced`, those for a reason that is the sender's (SENDER_PROBLEM_REASONS). */
 export const EMAIL_METRICS = [

@@ -3,11 +3,11 @@
 // deliveries, OTP history, and idempotency records past their 24 h. A bounded number of small batches per
 // run, each one short transaction (figures in docs/decisions.md); the next run takes the rest.
 import { config } from './config';
-import { IDEMPOTENCY_TTL_MS } from './db/idempotency';
-import { deleteEmails, deleteExpiredRows, type ExpiringRows, findExpiredEmails } from './db/retention';
 import type { Bindings } from './env';
 import { bodyKeyOf } from './mail/bodies';
 import { deleteObjects } from './mail/objects';
+import { IDEMPOTENCY_TTL_MS } from './store/account/idempotency';
+import { deleteEmails, deleteExpiredRows, type ExpiringRows, findExpiredEmails } from './store/account/retention';
 
 /** Emails per transaction (with their recipients, events, tags and attachments: about ten rows each). */
 export const RETENTION_EMAIL_BATCH = 200;

@@ -1,5 +1,5 @@
 // What a request's bearer token turns out to be: types only, shared by the lookup, its cache and the guards.
-import type { KeyMode, Scope } from '../db/credentials';
+import type { KeyMode, Scope } from '../store/control/credentials';
 
 export type ApiKeyCredential = { kind: 'api_key'; id: string; accountId: string; scopes: Scope[]; mode: KeyMode };
 export type PublicTokenCredential = {

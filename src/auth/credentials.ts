@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { findApiKeyByHash, findOtpTokenByHash } from '../db/credentials';
 import { ApiError } from '../errors';
+import { findApiKeyByHash, findOtpTokenByHash } from '../store/control/credentials';
 import type { Credential } from './credential';
 import { credentialByHash } from './credential-cache';
 import { sha256Hex } from './crypto';

@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { config } from '../config';
-import type { Scope } from '../db/credentials';
 import type { AppEnv, GuardedEnv } from '../env';
 import { ApiError, type ErrorCode } from '../errors';
+import type { Scope } from '../store/control/credentials';
 import type { ApiKeyCredential, Credential, PublicTokenCredential } from './credential';
 import { clientIp, resolveCredential } from './credentials';
 import { sha256Hex, timingSafeEqualStrings } from './crypto';

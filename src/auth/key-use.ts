@@ -2,7 +2,7 @@
 // put a D1 write on every authenticated call, so each isolate writes a credential's use at most once an hour,
 // after the response; D1 skips a write when another isolate recorded one within that hour.
 import { waitUntil } from 'cloudflare:workers';
-import { touchCredential } from '../db/credentials';
+import { touchCredential } from '../store/control/credentials';
 import type { Credential } from './credential';
 
 /** How far `lastUsedAt` may lag behind a key's latest use. */

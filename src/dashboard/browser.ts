@@ -4,8 +4,8 @@ import { waitUntil } from 'cloudflare:workers';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { sha256Hex, timingSafeEqualStrings } from '../auth/crypto';
-import { findSignedIn, type SignedIn, touchSession } from '../db/dashboard-sessions';
 import { nowIso } from '../ids';
+import { findSignedIn, type SignedIn, touchSession } from '../store/control/dashboard-sessions';
 import { SESSION_DAYS } from './sign-in';
 
 export const SESSION_COOKIE = 'pc_session';

@@ -1,16 +1,17 @@
 // An account's members: added by the operator (the first owner) or by owners and admins in the dashboard.
 // Each change and its audit entry are one D1 transaction.
-import { auditStatement } from '../db/audit-log';
-import { revokeMemberSessionsStatement } from '../db/dashboard-sessions';
+
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { auditStatement } from '../store/control/audit-log';
+import { revokeMemberSessionsStatement } from '../store/control/dashboard-sessions';
 import {
   deleteMemberStatement,
   findMember,
   insertMemberStatement,
   type Member,
   updateRoleStatement,
-} from '../db/members';
-import type { Bindings } from '../env';
-import { ApiError } from '../errors';
+} from '../store/control/members';
 import { mailInvitation } from './invitation';
 import { canManageRole, type Role } from './roles';
 import { memberAddress } from './sign-in';

@@ -2,15 +2,15 @@
 // sign-in account), then a session. A non-member's address is answered exactly as a member's, and no mail goes.
 import { waitUntil } from 'cloudflare:workers';
 import { sha256Hex } from '../auth/crypto';
-import { auditStatement } from '../db/audit-log';
-import { type DashboardSession, insertSessionStatement } from '../db/dashboard-sessions';
-import { membershipsOf } from '../db/members';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSecret, nowIso } from '../ids';
 import { canonicalAddress } from '../mail/address';
 import { hitBucket } from '../middleware/rate-limit';
 import { newRecipientSessionId, sendOtp, verifyOtp } from '../otp/engine';
+import { auditStatement } from '../store/control/audit-log';
+import { type DashboardSession, insertSessionStatement } from '../store/control/dashboard-sessions';
+import { membershipsOf } from '../store/control/members';
 
 /** The account whose backend OTP sessions sign members in (created by migrations/0005_dashboard.sql). */
 export const SIGN_IN_ACCOUNT = 'acc_postcode';

@@ -1,8 +1,8 @@
-import type { NewEmail } from '../db/emails';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { checkContentSize } from '../middleware/json-body';
 import { enqueueEmails } from '../queue/producer';
+import type { NewEmail } from '../store/account/emails';
 import { type ComposedEmail, composeEmail, type MailRequest, type Sender } from './compose';
 
 function nextUtcMidnight(now: Date): Date {

@@ -1,9 +1,9 @@
 import { config, type Mailbox } from '../config';
-import { type EmailTag, messageIdOf, type NewEmail, type Priority } from '../db/emails';
-import { findTemplate } from '../db/templates';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, nowIso } from '../ids';
+import { type EmailTag, messageIdOf, type NewEmail, type Priority } from '../store/account/emails';
+import { findTemplate } from '../store/account/templates';
 import { canonicalAddress } from './address';
 import { type AttachmentRequest, type LoadedAttachment, loadAttachments } from './attachments';
 import { sendingAddress } from './senders';

@@ -1,9 +1,9 @@
 // What a sending domain must publish, and what a look at DNS makes of it: each record's status, the domain's
 // status, and when to look again. Pure functions over the lookups' answers; src/mail/domains.ts runs them.
 import type { DomainsConfig } from '../config';
-import type { DkimSelector, Domain, DomainStatus, RecordStatus } from '../db/domains';
 import { nowIso } from '../ids';
 import type { DnsAnswer, RecordType } from '../net/dns';
+import type { DkimSelector, Domain, DomainStatus, RecordStatus } from '../store/control/domains';
 import { dkimRecordValue } from './dkim-keys';
 
 export type DomainRecord = {

@@ -1,6 +1,12 @@
 // Sending domains: adding one (a DKIM key pair made here), checking its records now or on schedule,
 // rotating its key, and the key that signs an account's mail from it.
 import { config, type DomainsConfig, dkimKeySecret } from '../config';
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { newId, newSelector, nowIso } from '../ids';
+import { IsolateCache } from '../isolate-cache';
+import { lookup } from '../net/dns';
+import { deliveriesInsert, insertedIds } from '../store/account/webhooks';
 import {
   addSelector,
   createDomain,
@@ -12,13 +18,7 @@ import {
   findSigningDomain,
   type SigningDomain,
   saveDomain,
-} from '../db/domains';
-import { deliveriesInsert, insertedIds } from '../db/webhooks';
-import type { Bindings } from '../env';
-import { ApiError } from '../errors';
-import { newId, newSelector, nowIso } from '../ids';
-import { IsolateCache } from '../isolate-cache';
-import { lookup } from '../net/dns';
+} from '../store/control/domains';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { WebhookEvent } from '../webhooks/events';
 import { domainOf } from './address';

@@ -2,8 +2,8 @@
 // (delivery-events.ts) decides, and the change is written with its timeline entry, suppression and webhooks.
 // A report about a send not recorded yet goes on the event queue and is applied again a little later.
 import { config } from '../config';
-import { applyRecipientChange, findEventRecipient } from '../db/delivery-events';
 import type { Bindings } from '../env';
+import { applyRecipientChange, findEventRecipient } from '../store/account/delivery-events';
 import { queueDeliveries } from '../webhooks/deliver';
 import { deliveryReportEvents } from '../webhooks/produce';
 import { canonicalAddress, parseMailbox } from './address';

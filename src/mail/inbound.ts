@@ -6,9 +6,9 @@
 // token, the returned message's Message-ID names the email.
 import PostalMime from 'postal-mime';
 import { config, type DomainsConfig, dkimKeySecret } from '../config';
-import { eventsInsert } from '../db/email-events';
-import { findEmail, recipientsOf } from '../db/emails';
 import type { Bindings } from '../env';
+import { eventsInsert } from '../store/account/email-events';
+import { findEmail, recipientsOf } from '../store/account/emails';
 import { canonicalAddress, parseMailbox } from './address';
 import type { DeliveryEvent } from './delivery-events';
 import { applyOrRequeue } from './feedback';

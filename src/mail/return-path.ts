@@ -3,7 +3,7 @@
 // DKIM_KEY_SECRET, 80 bits) makes a bounce for a message postcode never sent impossible to forge.
 import { timingSafeEqualStrings } from '../auth/crypto';
 import type { DomainsConfig } from '../config';
-import type { DomainStatus } from '../db/domains';
+import type { DomainStatus } from '../store/control/domains';
 import { returnPathName } from './domain-check';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';

@@ -1,8 +1,9 @@
 // Calling off or moving a scheduled email: the API's routes and the dashboard's forms.
-import { cancelScheduled, type EmailOwner, reschedule, type ScheduleChange } from '../db/schedule';
+
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { dispatchIfDueSoon } from '../queue/producer';
+import { cancelScheduled, type EmailOwner, reschedule, type ScheduleChange } from '../store/account/schedule';
 import { queueDeliveries } from '../webhooks/deliver';
 import { deleteAttachments } from './attachments';
 

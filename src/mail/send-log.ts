@@ -1,9 +1,10 @@
 // Reading one email of the send log: the API's detail route and the dashboard's email page.
-import { readOwnWrite } from '../db/reads';
-import type { EmailOwner } from '../db/schedule';
-import { findEmailDetail } from '../db/send-log';
+
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
+import type { EmailOwner } from '../store/account/schedule';
+import { findEmailDetail } from '../store/account/send-log';
+import { readOwnWrite } from '../store/control/reads';
 import { findBody } from './bodies';
 
 /** An email of the owner with its recipients' outcomes, its timeline and its body; 404 when not the owner's. */

@@ -3,7 +3,11 @@
 // link confirms nothing). The token is single-use, 24 h, and only its SHA-256 is stored.
 import { sha256Hex } from '../auth/crypto';
 import { config, requireRoutes } from '../config';
-import { SENDING_STATUSES } from '../db/domains';
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { newLinkToken } from '../ids';
+import { deliveriesInsert, insertedIds } from '../store/account/webhooks';
+import { SENDING_STATUSES } from '../store/control/domains';
 import {
   confirmSender,
   createSender,
@@ -13,11 +17,7 @@ import {
   findSendingRights,
   renewConfirmToken,
   type Sender,
-} from '../db/senders';
-import { deliveriesInsert, insertedIds } from '../db/webhooks';
-import type { Bindings } from '../env';
-import { ApiError } from '../errors';
-import { newLinkToken } from '../ids';
+} from '../store/control/senders';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { WebhookEvent } from '../webhooks/events';
 import { recordEvents } from '../webhooks/produce';

@@ -1,10 +1,10 @@
 // Who may send: a verified sender of the account, or any address on its verified (or partially verified)
 // domain. A refusal says which of the three it was: an unknown sender, one still pending, a domain not verified.
 import { config, defaultSender } from '../config';
-import { SENDING_STATUSES } from '../db/domains';
-import { findSender, findSendingRights, type Sender } from '../db/senders';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
+import { SENDING_STATUSES } from '../store/control/domains';
+import { findSender, findSendingRights, type Sender } from '../store/control/senders';
 import { domainOf, type Mailbox } from './address';
 
 /** The sender a message goes out as, and the sender record it names (null: the default, or a domain address). */

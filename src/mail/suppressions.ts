@@ -1,7 +1,8 @@
 // Adding and removing suppressions by hand: the API's routes and the dashboard's forms, each with its webhook.
-import { addSuppression, removeSuppression, type Suppression } from '../db/suppressions';
+
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
+import { addSuppression, removeSuppression, type Suppression } from '../store/account/suppressions';
 import { recordEvents, suppressionEvent } from '../webhooks/produce';
 import { canonicalAddress } from './address';
 

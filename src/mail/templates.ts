@@ -1,5 +1,6 @@
 // An account's saved templates: the rules the API's routes and the dashboard's forms share.
-import { type D1Reader, readOwnWrite } from '../db/reads';
+
+import { ApiError } from '../errors';
 import {
   createTemplate,
   deleteTemplate,
@@ -7,8 +8,8 @@ import {
   type Template,
   type TemplateFields,
   updateTemplate,
-} from '../db/templates';
-import { ApiError } from '../errors';
+} from '../store/account/templates';
+import { type D1Reader, readOwnWrite } from '../store/control/reads';
 
 export const templateNotFound = () =>
   new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');

@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
 import type { Credential } from '../auth/credential';
 import { sha256Hex } from '../auth/crypto';
-import { abandonIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey } from '../db/idempotency';
 import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
+import { abandonIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey } from '../store/account/idempotency';
 
 /** Visible ASCII, 1-255 characters (also the documented pattern of the header). */
 export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';

@@ -1,8 +1,14 @@
 // An account's OTP branding, kept in the isolate for a few seconds so that a code's send or the hosted page
 // does not pay a D1 read each time (a PUT drops it in the isolate that took it; others within the TTL).
-import { findOtpBranding, type OtpBranding, type OtpBrandingFields, putOtpBranding } from '../db/otp-branding';
+
 import type { Bindings } from '../env';
 import { IsolateCache } from '../isolate-cache';
+import {
+  findOtpBranding,
+  type OtpBranding,
+  type OtpBrandingFields,
+  putOtpBranding,
+} from '../store/account/otp-branding';
 
 const cache = new IsolateCache<OtpBranding | null>();
 

@@ -2,8 +2,6 @@
 // carries a fresh code; the code itself is never stored or logged, only its HMAC in the recipient's object.
 import { waitUntil } from 'cloudflare:workers';
 import { config, otpPepper, requireRoutes } from '../config';
-import type { OtpBranding } from '../db/otp-branding';
-import { findTemplate, type Template } from '../db/templates';
 import type { OtpRecipient } from '../durable-objects/otp-recipient';
 import type { Bindings } from '../env';
 import { newLinkToken } from '../ids';
@@ -11,6 +9,8 @@ import { senderIdentity } from '../mail/domains';
 import type { OutgoingMail } from '../mail/outgoing';
 import { type FirstRoute, type Probed, sendOnceThroughRoutes } from '../mail/routes/send';
 import type { OtpRetryJob } from '../queue/jobs';
+import type { OtpBranding } from '../store/account/otp-branding';
+import { findTemplate, type Template } from '../store/account/templates';
 import { otpEvent, recordEvents } from '../webhooks/produce';
 import { brandingOf } from './branding';
 import { generateCode, hashCode } from './codes';

@@ -2,9 +2,6 @@
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
 import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireRoutes } from '../config';
-import { listVerifications } from '../db/otp-history';
-import { replicaReads } from '../db/reads';
-import { findTemplate } from '../db/templates';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
@@ -13,6 +10,9 @@ import { dropFirstRoute, type Probed, startFirstRoute } from '../mail/routes/sen
 import { sendingAddress } from '../mail/senders';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../middleware/rate-limit';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/jobs';
+import { listVerifications } from '../store/account/otp-history';
+import { findTemplate } from '../store/account/templates';
+import { replicaReads } from '../store/control/reads';
 import { brandingOf } from './branding';
 import { linkHashOf, type MailLook, mailCode, mailLookOf, newLink, retryCodeMail } from './code-mail';
 import { generateCode, hashCode } from './codes';

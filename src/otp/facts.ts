@@ -2,10 +2,11 @@
 // each session ended (verified, locked, expired) for the metrics.
 // Both the engine (at once) and the recipient object's alarm (after a crash) use this; writing twice adds
 // no second history row or verified event.
-import { recordVerification } from '../db/otp-history';
-import { otpOutcomeInsert } from '../db/otp-outcomes';
+
 import type { SessionFact } from '../durable-objects/session-outbox';
 import type { Bindings } from '../env';
+import { recordVerification } from '../store/account/otp-history';
+import { otpOutcomeInsert } from '../store/account/otp-outcomes';
 import { queueDeliveries } from '../webhooks/deliver';
 import { otpEvent, recordEvents } from '../webhooks/produce';
 

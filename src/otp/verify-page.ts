@@ -1,7 +1,8 @@
 // The hosted email-verification page: plain HTML that works without JavaScript (a form POST);
 // a small script, allowed by a per-response nonce, submits in place and announces the result.
-import type { OtpBranding } from '../db/otp-branding';
+
 import { escapeHtml } from '../mail/template';
+import type { OtpBranding } from '../store/account/otp-branding';
 import { accentColors, parseLogoUrl } from './branding';
 import { helpLine, type Language } from './languages';
 import { pageText, wrongCodeText } from './page-text';

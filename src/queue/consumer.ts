@@ -1,10 +1,10 @@
 // The queue consumer: a dispatcher over one function per job kind (email jobs: deliver-email.ts).
 import { config } from '../config';
-import { recordVerification } from '../db/otp-history';
 import type { Bindings } from '../env';
 import type { Probed } from '../mail/routes/send';
 import { classifySmtpError, type SmtpOutcome } from '../mail/smtp/connection';
 import { resendOtp } from '../otp/engine';
+import { recordVerification } from '../store/account/otp-history';
 import { deliverWebhooks, queueDeliveries } from '../webhooks/deliver';
 import { deliverEmails } from './deliver-email';
 import type { Delivery, JobKind, MailJob, OtpRetryJob, Retry, VerificationHistoryJob } from './jobs';

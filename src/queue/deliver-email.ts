@@ -1,9 +1,6 @@
 // Email jobs: a batch of queued emails delivered through the delivery routes (one SMTP connection per relay
 // for the batch), each recorded as soon as a route has answered it.
 import type { Config, MailRoute } from '../config';
-import { claimForDelivery, type DeliveryClaim, holdEmail, recordAttempt } from '../db/delivery';
-import type { EmailRecord } from '../db/emails';
-import { getSettings } from '../db/settings';
 import type { Bindings } from '../env';
 import { deleteAttachments, outgoingAttachments } from '../mail/attachments';
 import { readBody } from '../mail/bodies';
@@ -13,6 +10,9 @@ import type { OutgoingMail } from '../mail/outgoing';
 import { BatchRoutes, type Probed, type RouteOutcome } from '../mail/routes/send';
 import { classifySmtpError } from '../mail/smtp/connection';
 import { simulatedOutcome } from '../mail/test-mode';
+import { claimForDelivery, type DeliveryClaim, holdEmail, recordAttempt } from '../store/account/delivery';
+import type { EmailRecord } from '../store/account/emails';
+import { getSettings } from '../store/control/settings';
 import { queueDeliveries } from '../webhooks/deliver';
 import { emailAttemptEvents } from '../webhooks/produce';
 import type { Delivery, EmailJob } from './jobs';

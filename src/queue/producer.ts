@@ -1,11 +1,11 @@
 import { waitUntil } from 'cloudflare:workers';
-import { insertEmails, type StoredEmails } from '../db/email-store';
-import { clearHeld, listHeldEmailIds, type NewEmail } from '../db/emails';
-import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from '../db/outbox';
 import type { Bindings } from '../env';
 import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
 import { bodyKeyOf, storeBodies } from '../mail/bodies';
 import { deleteObjects } from '../mail/objects';
+import { insertEmails, type StoredEmails } from '../store/account/email-store';
+import { clearHeld, listHeldEmailIds, type NewEmail } from '../store/account/emails';
+import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from '../store/account/outbox';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { EmailJob } from './jobs';
 

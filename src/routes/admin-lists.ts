@@ -1,10 +1,10 @@
 import { operator } from '../auth/guards';
-import { type Account, listAccounts } from '../db/accounts';
-import { type ApiKey, listApiKeys, listOtpTokens, type OtpToken } from '../db/credentials';
-import type { PageRequest } from '../db/paging';
-import { listSenders, type Sender } from '../db/senders';
 import * as schema from '../schemas/admin';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
+import { type Account, listAccounts } from '../store/control/accounts';
+import { type ApiKey, listApiKeys, listOtpTokens, type OtpToken } from '../store/control/credentials';
+import { listSenders, type Sender } from '../store/control/senders';
+import type { PageRequest } from '../store/paging';
 import { requireAccount } from './admin';
 import { json, route, router } from './route';
 

@@ -1,16 +1,16 @@
 import { forgetCredential } from '../auth/credential-cache';
 import { operator } from '../auth/guards';
-import { createAccount, findAccount } from '../db/accounts';
-import { recordAudit } from '../db/audit-log';
-import { createApiKey, createOtpToken, revokeApiKey } from '../db/credentials';
-import { findOtpBranding, type OtpBranding } from '../db/otp-branding';
-import { createSender } from '../db/senders';
-import { getSettings, type Settings, updateSettings } from '../db/settings';
 import { ApiError } from '../errors';
 import { linksFilling } from '../openapi/document';
 import { setBranding } from '../otp/branding';
 import { releaseHeldMail } from '../queue/producer';
 import * as schema from '../schemas/admin';
+import { findOtpBranding, type OtpBranding } from '../store/account/otp-branding';
+import { createAccount, findAccount } from '../store/control/accounts';
+import { recordAudit } from '../store/control/audit-log';
+import { createApiKey, createOtpToken, revokeApiKey } from '../store/control/credentials';
+import { createSender } from '../store/control/senders';
+import { getSettings, type Settings, updateSettings } from '../store/control/settings';
 import { json, ok, route, router } from './route';
 
 /** The account of `accountId`, or 404. */

@@ -1,13 +1,13 @@
 import { liveMailApi } from '../auth/guards';
 import type { DomainsConfig } from '../config';
 import { config } from '../config';
-import { type Domain, findDomain, listDomains } from '../db/domains';
-import { readOwnWrite, replicaReads } from '../db/reads';
 import { domainRecords } from '../mail/domain-check';
 import { addDomain, domainNotFound, removeDomain, rotateDkim, verifyDomain } from '../mail/domains';
 import { linksFilling } from '../openapi/document';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/domains';
+import { type Domain, findDomain, listDomains } from '../store/control/domains';
+import { readOwnWrite, replicaReads } from '../store/control/reads';
 import { json, ok, route, router } from './route';
 
 // Sending domains (docs/domains.md). Managing them counts against the per-credential read bucket.

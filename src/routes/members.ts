@@ -1,9 +1,9 @@
 import { operator } from '../auth/guards';
 import { addMember } from '../dashboard/members';
-import { type Member, pageMembers } from '../db/members';
 import { accountIdParam } from '../schemas/admin';
 import { pageQuery } from '../schemas/common';
 import { createMemberBody, memberListResponse, memberResponse } from '../schemas/members';
+import { type Member, pageMembers } from '../store/control/members';
 import { requireAccount } from './admin';
 import { listed, type PageRead } from './admin-lists';
 import { json, ok, route, router } from './route';

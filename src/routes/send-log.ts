@@ -1,10 +1,10 @@
 import { mailApi } from '../auth/guards';
-import { replicaReads } from '../db/reads';
-import { listEmails } from '../db/send-log';
 import { emailDetail } from '../mail/send-log';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageRequest } from '../schemas/common';
 import { emailDetailResponse, emailIdParam, emailListResponse, sendLogQuery } from '../schemas/emails';
+import { listEmails } from '../store/account/send-log';
+import { replicaReads } from '../store/control/reads';
 import { json, ok, route, router } from './route';
 
 // Reading what was sent: the send log (route 2) and one email whole. A test key sees only mail queued

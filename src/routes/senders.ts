@@ -1,7 +1,5 @@
 import type { Context } from 'hono';
 import { anyone, liveMailApi } from '../auth/guards';
-import { readOwnWrite, replicaReads } from '../db/reads';
-import { findSender, listSenders, type Sender } from '../db/senders';
 import type { AppEnv } from '../env';
 import {
   addSender,
@@ -16,6 +14,8 @@ import { readCapped } from '../middleware/json-body';
 import { linksFilling } from '../openapi/document';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/senders';
+import { readOwnWrite, replicaReads } from '../store/control/reads';
+import { findSender, listSenders, type Sender } from '../store/control/senders';
 import { HTML, pageHeaders } from './hosted-page';
 import { json, ok, route, router } from './route';
 

@@ -2,7 +2,6 @@
 // A 5xx at RCPT TO, a hard bounce or a complaint adds an address; these routes list, add and remove them.
 // OTP mail is never blocked by it.
 import { mailApi } from '../auth/guards';
-import { listSuppressions } from '../db/suppressions';
 import { suppress, unsuppress } from '../mail/suppressions';
 import { linkTo } from '../openapi/document';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
@@ -13,6 +12,7 @@ import {
   suppressionParam,
   suppressionResponse,
 } from '../schemas/suppressions';
+import { listSuppressions } from '../store/account/suppressions';
 import { json, ok, route, router } from './route';
 
 const SUPPRESSION = {

@@ -1,8 +1,5 @@
 import { mailApi } from '../auth/guards';
 import { requireRoutes } from '../config';
-import { findAccount } from '../db/accounts';
-import { replicaReads } from '../db/reads';
-import { listTemplates, type Template } from '../db/templates';
 import { acceptEmails, queuedView } from '../mail/accept';
 import { healthCheckMessage } from '../mail/health-check';
 import { changeTemplate, newTemplate, removeTemplate, requireTemplate } from '../mail/templates';
@@ -10,6 +7,9 @@ import { linksFilling, linkTo } from '../openapi/document';
 import { pageQuery, pageRequest } from '../schemas/common';
 import { queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
+import { listTemplates, type Template } from '../store/account/templates';
+import { findAccount } from '../store/control/accounts';
+import { replicaReads } from '../store/control/reads';
 import { emailLinks, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './emails';
 import { json, ok, route, router } from './route';
 

@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
 import { anyone } from '../auth/guards';
-import type { OtpBranding } from '../db/otp-branding';
 import type { AppEnv } from '../env';
 import { ApiError } from '../errors';
 import { readCapped } from '../middleware/json-body';
@@ -10,6 +9,7 @@ import { type Language, languageOf } from '../otp/languages';
 import { pageLanguage } from '../otp/page-text';
 import { isFinal, logoOrigin, type PageState, pageStateOf, renderVerifyPage, stateMessage } from '../otp/verify-page';
 import { verifyPageAnswer, verifyPageForm, verifyPageQuery } from '../schemas/otp';
+import type { OtpBranding } from '../store/account/otp-branding';
 import { HTML, pageHeaders } from './hosted-page';
 import { route, router } from './route';
 

@@ -3,13 +3,13 @@
 
 import type { ApiKeyCredential } from '../auth/credential';
 import { anyApiKey } from '../auth/guards';
-import { listDeliveries, type WebhookDelivery } from '../db/webhook-deliveries';
-import { listEndpoints, type WebhookEndpoint } from '../db/webhooks';
 import { ApiError } from '../errors';
 import { linksFilling, linkTo } from '../openapi/document';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/webhooks';
+import { listDeliveries, type WebhookDelivery } from '../store/account/webhook-deliveries';
+import { listEndpoints, type WebhookEndpoint } from '../store/account/webhooks';
 import {
   addEndpoint,
   changeEndpoint,

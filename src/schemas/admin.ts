@@ -3,8 +3,8 @@ import { z } from '@hono/zod-openapi';
 export { createSenderBody } from './senders';
 
 import { IP_RANGE_PATTERN, parseIpRange } from '../auth/ip-allowlist';
-import { SCOPES } from '../db/credentials';
 import { LOGO_URL_PATTERN, parseLogoUrl } from '../otp/branding';
+import { SCOPES } from '../store/control/credentials';
 import { emailAddress, envelope, label, pageOf, resourceId } from './common';
 
 export const createAccountBody = z.strictObject({ name: label });

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { type Cursor, decodeCursor, type PageRequest } from '../db/paging';
 import { ApiError } from '../errors';
 import { checkAddress, uniqueAddresses } from '../mail/address';
+import { type Cursor, decodeCursor, type PageRequest } from '../store/paging';
 import { optionalQueryInt, queryInt } from '../validation';
 
 // The `pattern`s below document in the OpenAPI document what the zod rules enforce, so generated

@@ -2,14 +2,14 @@
 // webhook-signature), 2xx = delivered, growing delays between attempts, then `failed`.
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../config';
+import type { Bindings } from '../env';
+import type { Delivery, WebhookJob } from '../queue/jobs';
 import {
   type ClaimedDelivery,
   claimDelivery,
   claimOverdueDeliveries,
   recordDeliveryAttempt,
-} from '../db/webhook-deliveries';
-import type { Bindings } from '../env';
-import type { Delivery, WebhookJob } from '../queue/jobs';
+} from '../store/account/webhook-deliveries';
 
 const TIMEOUT_MS = 10_000;
 /** The lease covers one POST (10 s timeout) and its record. */

@@ -1,7 +1,11 @@
 // An account's webhook endpoints: the rules the API's routes and the dashboard's forms share (the URL check, the
 // limit, a new secret, the subscriptions cache), the test event and a manual retry.
 import { config } from '../config';
-import { insertTestDelivery, resetDelivery, type WebhookDelivery } from '../db/webhook-deliveries';
+import type { Bindings } from '../env';
+import { ApiError } from '../errors';
+import { newId, newWebhookSecret } from '../ids';
+import { checkOutboundUrl } from '../net/outbound-url';
+import { insertTestDelivery, resetDelivery, type WebhookDelivery } from '../store/account/webhook-deliveries';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -9,11 +13,7 @@ import {
   findEndpoint,
   updateEndpoint,
   type WebhookEndpoint,
-} from '../db/webhooks';
-import type { Bindings } from '../env';
-import { ApiError } from '../errors';
-import { newId, newWebhookSecret } from '../ids';
-import { checkOutboundUrl } from '../net/outbound-url';
+} from '../store/account/webhooks';
 import { queueDeliveries } from './deliver';
 import type { EventType } from './events';
 import { forgetSubscriptions } from './produce';

@@ -1,6 +1,7 @@
 // The events postcode pushes to an account's webhook endpoints, and who may subscribe to them.
-import type { Scope } from '../db/credentials';
+
 import type { BounceReason, BounceType } from '../mail/bounce-reasons';
+import type { Scope } from '../store/control/credentials';
 
 export const EVENT_TYPES = [
   'email.queued',

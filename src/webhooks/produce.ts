@@ -1,12 +1,13 @@
 // Turning facts into webhook events: which events an email's attempt or an OTP session produces, and
 // recording events that have no transaction of their own to join.
-import type { EmailRecord } from '../db/emails';
-import { deliveriesInsert, insertedIds, subscribedEventTypes } from '../db/webhooks';
+
 import type { Bindings } from '../env';
 import { IsolateCache } from '../isolate-cache';
 import type { BounceReason, BounceType } from '../mail/bounce-reasons';
 import type { AttemptResult, Recipient } from '../mail/outcome';
 import type { OtpChannel } from '../otp/session';
+import type { EmailRecord } from '../store/account/emails';
+import { deliveriesInsert, insertedIds, subscribedEventTypes } from '../store/account/webhooks';
 import { queueDeliveries } from './deliver';
 import type { EmailEventData, EventType, SuppressionEventData, WebhookEvent } from './events';
 

@@ -3,8 +3,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { noteKeyUse, KEY_USE_PERIOD_MS as PERIOD } from '../../src/auth/key-use';
-import { createAccount } from '../../src/db/accounts';
-import { createApiKey, createOtpToken, touchCredential } from '../../src/db/credentials';
+import { createAccount } from '../../src/store/control/accounts';
+import { createApiKey, createOtpToken, touchCredential } from '../../src/store/control/credentials';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

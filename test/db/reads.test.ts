@@ -2,7 +2,7 @@
 // that never answers "not found" while the row exists.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { type D1Reader, readOwnWrite, replicaReads } from '../../src/db/reads';
+import { type D1Reader, readOwnWrite, replicaReads } from '../../src/store/control/reads';
 import { call, newAccount, uniqueAddress } from '../support/api';
 import type { QueuedEmail, SavedTemplate } from '../support/responses';
 

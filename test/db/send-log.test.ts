@@ -3,11 +3,11 @@
 // the filter's index entries and the page's rows.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { EmailStatus } from '../../src/db/emails';
-import type { PageRequest } from '../../src/db/paging';
-import { deleteEmails } from '../../src/db/retention';
-import { listEmails, type SendLogFilter } from '../../src/db/send-log';
 import type { BounceReason } from '../../src/mail/bounce-reasons';
+import type { EmailStatus } from '../../src/store/account/emails';
+import { deleteEmails } from '../../src/store/account/retention';
+import { listEmails, type SendLogFilter } from '../../src/store/account/send-log';
+import type { PageRequest } from '../../src/store/paging';
 import { newAccount, uniqueAddress } from '../support/api';
 import { storedEmail } from '../support/delivery';
 
@@ -91,7 +91,7 @@ function filters(customers: string[]): SendLogFilter[] {
 async function walk(owner: { accountId: string; test: boolean }, filter: SendLogFilter, limit: number, asText = false) {
   const ids: string[] = [];
   let request: PageRequest = { limit, page: 1, after: null };
-  const { decodeCursor } = await import('../../src/db/paging');
+  const { decodeCursor } = await import('../../src/store/paging');
   for (let n = 0; n < 100; n++) {
     const page = await listEmails(env.DB, owner, request, filter);
     ids.push(...page.items.map((e) => e.id));

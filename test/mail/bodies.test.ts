@@ -2,8 +2,8 @@
 // that R2 lost fails its email instead of sending it empty.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findEmail } from '../../src/db/emails';
 import { bodyKeyOf } from '../../src/mail/bodies';
+import { findEmail } from '../../src/store/account/emails';
 import { admin, call, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import type { QueuedEmail } from '../support/responses';

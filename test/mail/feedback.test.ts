@@ -2,11 +2,11 @@
 // recipient, the email, the suppression list and a real webhook receiver.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findEmail } from '../../src/db/emails';
 import worker from '../../src/index';
 import type { DeliveryEvent } from '../../src/mail/delivery-events';
 import { applyDeliveryEvent } from '../../src/mail/feedback';
 import { returnPathAddress } from '../../src/mail/return-path';
+import { findEmail } from '../../src/store/account/emails';
 import { call, eventually, newAccount, uniqueAddress } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import {

@@ -2,9 +2,9 @@
 // recipients or none (redacted by the provider), and a report that names someone the email never went to.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findEmail } from '../../src/db/emails';
 import worker from '../../src/index';
 import { returnPathAddress } from '../../src/mail/return-path';
+import { findEmail } from '../../src/store/account/emails';
 import { call, newAccount, uniqueAddress } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import { abuseReport, inboundMessage, postfixBounce, type ReportFixture } from '../support/reports';

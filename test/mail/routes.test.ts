@@ -4,8 +4,8 @@
 // simulates it (recorded on its way in).
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { findEmail } from '../../src/db/emails';
 import { HALF_OPEN_AFTER_MS, resetBreakers } from '../../src/mail/routes/breaker';
+import { findEmail } from '../../src/store/account/emails';
 import { call, codeFromInbox, inbox, newAccount, postWith, uniqueAddress } from '../support/api';
 import { makeDue, runBatch, storedEmail } from '../support/delivery';
 import { newRelay, setRelayMode, relayStats as statsOf } from '../support/relays';

@@ -3,9 +3,9 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findEmail } from '../../src/db/emails';
 import { sendOtp, verifyOtp } from '../../src/otp/engine';
 import { retryDelaySeconds } from '../../src/queue/retry';
+import { findEmail } from '../../src/store/account/emails';
 import { codeFromInbox, inbox, newAccount, uniqueAddress } from '../support/api';
 import { makeDue, runBatch, runJobs, storedEmail } from '../support/delivery';
 import { sessionStub } from '../support/otp';

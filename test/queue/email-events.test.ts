@@ -3,8 +3,8 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findEmail } from '../../src/db/emails';
 import worker from '../../src/index';
+import { findEmail } from '../../src/store/account/emails';
 import { call, newAccount, uniqueAddress } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import type { EmailDetail, SuppressionList } from '../support/responses';

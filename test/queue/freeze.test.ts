@@ -2,9 +2,9 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findEmail } from '../../src/db/emails';
 import worker from '../../src/index';
 import type { MailJob } from '../../src/queue/jobs';
+import { findEmail } from '../../src/store/account/emails';
 import { admin, call, inbox, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
 import type { EmailDetail, QueuedEmail } from '../support/responses';
 

@@ -2,8 +2,8 @@
 // asked (the consumer asks at most every 10 s), and never touches a row another consumer holds.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { recordAttempt } from '../../src/db/delivery';
-import { findEmail } from '../../src/db/emails';
+import { recordAttempt } from '../../src/store/account/delivery';
+import { findEmail } from '../../src/store/account/emails';
 import { newAccount, uniqueAddress } from '../support/api';
 import { storedEmail } from '../support/delivery';
 

@@ -3,8 +3,8 @@
 import { createScheduledController } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findEmail } from '../../src/db/emails';
 import worker from '../../src/index';
+import { findEmail } from '../../src/store/account/emails';
 import { admin, call, inbox, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
 import { storedEmail } from '../support/delivery';
 import type { EmailDetail } from '../support/responses';

@@ -1,7 +1,7 @@
 // Per-recipient outcomes and the suppression list, through the real consumer and a real SMTP server.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findEmail } from '../../src/db/emails';
+import { findEmail } from '../../src/store/account/emails';
 import { call, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
 import { makeDue, runBatch, storedEmail } from '../support/delivery';
 import type { EmailDetail, QueuedEmail, SuppressionList } from '../support/responses';

@@ -3,10 +3,10 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { hourCounts } from '../../src/db/metrics';
 import worker from '../../src/index';
 import { BOUNCE_REASONS, SENDER_PROBLEM_REASONS } from '../../src/mail/bounce-reasons';
 import { returnPathAddress } from '../../src/mail/return-path';
+import { hourCounts } from '../../src/store/account/metrics';
 import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../support/api';
 import { bounce, runBatch, storedEmail } from '../support/delivery';
 import { clearExpiredSession, sendAndRead, sessionStub, wrongCode } from '../support/otp';

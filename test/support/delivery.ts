@@ -1,14 +1,14 @@
 // Delivery through the real consumer with batches built by hand, so acks, retries and delays are visible.
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { insertEmail } from '../../src/db/email-store';
-import type { NewEmail } from '../../src/db/emails';
 import { newId } from '../../src/ids';
 import worker from '../../src/index';
 import { storeBodies } from '../../src/mail/bodies';
 import type { BounceReason } from '../../src/mail/bounce-reasons';
 import { applyDeliveryEvent } from '../../src/mail/feedback';
 import type { MailJob } from '../../src/queue/jobs';
+import { insertEmail } from '../../src/store/account/email-store';
+import type { NewEmail } from '../../src/store/account/emails';
 
 /**
  * Stores a QUEUED email (SCHEDULED with `scheduledAt`), its body in R2, without producing a queue message, so only our batches

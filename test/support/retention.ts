@@ -2,10 +2,10 @@
 // and idempotency records, written at a time of the test's choosing (through the storage code where it
 // takes a time, straight SQL for the rest).
 import { env } from 'cloudflare:workers';
-import { deliveriesInsert } from '../../src/db/webhooks';
 import { newId } from '../../src/ids';
 import { bodyKeyOf } from '../../src/mail/bodies';
 import type { EmailStatus } from '../../src/mail/outcome';
+import { deliveriesInsert } from '../../src/store/account/webhooks';
 import type { WebhookEvent } from '../../src/webhooks/events';
 import { uniqueAddress } from './api';
 import { storedEmail } from './delivery';

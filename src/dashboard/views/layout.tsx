@@ -1,5 +1,5 @@
 import type { Child } from 'hono/jsx';
-import type { SignedIn } from '../../db/dashboard-sessions';
+import type { SignedIn } from '../../store/control/dashboard-sessions';
 import { CSRF_FIELD } from '../browser';
 
 /** The pages in the navigation, in order. */

@@ -2,9 +2,9 @@
 
 import { Id, isId, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
-import { listAuditLog } from '../../db/audit-log';
-import { replicaReads } from '../../db/reads';
 import { pageQuery, pageRequest } from '../../schemas/common';
+import { listAuditLog } from '../../store/control/audit-log';
+import { replicaReads } from '../../store/control/reads';
 import { invalidInput } from '../../validation';
 import type { PageDeclaration } from './page';
 import { render } from './page';

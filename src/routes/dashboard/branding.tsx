@@ -5,12 +5,12 @@ import { z } from 'zod';
 import { can } from '../../dashboard/roles';
 import { Csrf, Notice, PreviewButton } from '../../dashboard/views/layout';
 import { SCRIPT_PATH } from '../../dashboard/views/script';
-import { recordAudit } from '../../db/audit-log';
-import { findOtpBranding } from '../../db/otp-branding';
 import { setBranding } from '../../otp/branding';
 import { LANGUAGES, type Language } from '../../otp/languages';
 import { logoOrigin, renderVerifyPage } from '../../otp/verify-page';
 import { otpBrandingBody } from '../../schemas/admin';
+import { findOtpBranding } from '../../store/account/otp-branding';
+import { recordAudit } from '../../store/control/audit-log';
 import { invalidInput } from '../../validation';
 import { act, type PageDeclaration, type PageEnv, render } from './page';
 

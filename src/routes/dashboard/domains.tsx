@@ -6,14 +6,14 @@ import { can } from '../../dashboard/roles';
 import { ActionButtons, Csrf, Id, Notice, When } from '../../dashboard/views/layout';
 import { SCRIPT_PATH } from '../../dashboard/views/script';
 import { Table } from '../../dashboard/views/table';
-import { findDomain, listDomains } from '../../db/domains';
-import { readOwnWrite, replicaReads } from '../../db/reads';
-import { listSenders } from '../../db/senders';
 import { domainRecords } from '../../mail/domain-check';
 import { addDomain, domainNotFound, removeDomain, rotateDkim, verifyDomain } from '../../mail/domains';
 import { addSender, removeSender, resendConfirmation } from '../../mail/sender-confirmation';
 import { createDomainBody } from '../../schemas/domains';
 import { createSenderBody } from '../../schemas/senders';
+import { findDomain, listDomains } from '../../store/control/domains';
+import { readOwnWrite, replicaReads } from '../../store/control/reads';
+import { listSenders } from '../../store/control/senders';
 import { invalidInput } from '../../validation';
 import { act, formOnId, type PageDeclaration, type PageEnv, render } from './page';
 

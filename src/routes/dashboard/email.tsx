@@ -6,11 +6,11 @@ import { can } from '../../dashboard/roles';
 import { bounceWords } from '../../dashboard/views/bounce';
 import { Csrf, Id, Notice, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
-import type { EmailOwner } from '../../db/schedule';
 import { ApiError } from '../../errors';
 import { cancelEmail, moveEmail } from '../../mail/scheduled';
 import { emailDetail } from '../../mail/send-log';
 import { scheduledAt } from '../../schemas/sending';
+import type { EmailOwner } from '../../store/account/schedule';
 import { modeQuery, ownerOf, StatusBadge } from './emails';
 import { act, formFields, type PageDeclaration, type PageEnv, render } from './page';
 

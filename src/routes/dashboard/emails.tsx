@@ -2,11 +2,11 @@
 import type { Context } from 'hono';
 import { When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
-import { replicaReads } from '../../db/reads';
-import type { EmailOwner } from '../../db/schedule';
-import { listEmails } from '../../db/send-log';
 import { pageRequest } from '../../schemas/common';
 import { emailStatus, sendLogQuery } from '../../schemas/emails';
+import type { EmailOwner } from '../../store/account/schedule';
+import { listEmails } from '../../store/account/send-log';
+import { replicaReads } from '../../store/control/reads';
 import { invalidInput } from '../../validation';
 import { type PageDeclaration, type PageEnv, render } from './page';
 

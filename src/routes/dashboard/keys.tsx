@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { forgetCredential } from '../../auth/credential-cache';
 import { can } from '../../dashboard/roles';
 import { Csrf, Notice, Secret } from '../../dashboard/views/layout';
-import { recordAudit } from '../../db/audit-log';
+import { ApiError } from '../../errors';
+import { createApiKeyBody, createOtpTokenBody } from '../../schemas/admin';
+import { recordAudit } from '../../store/control/audit-log';
 import {
   createApiKey,
   createOtpToken,
@@ -13,9 +15,7 @@ import {
   revokeApiKey,
   revokeOtpToken,
   setAllowedIps,
-} from '../../db/credentials';
-import { ApiError } from '../../errors';
-import { createApiKeyBody, createOtpTokenBody } from '../../schemas/admin';
+} from '../../store/control/credentials';
 import { invalidInput } from '../../validation';
 import { KeyRows, TokenRows } from './key-tables';
 import { act, formFields, type PageDeclaration, type PageEnv, render, shownOnPage } from './page';

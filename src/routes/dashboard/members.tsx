@@ -5,9 +5,9 @@ import { type Actor, addMember, changeRole, removeMember, signOutMember } from '
 import { can, canManageRole, ROLE_SUMMARY, ROLES, type Role } from '../../dashboard/roles';
 import { Csrf, Notice, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
-import { listMembers, type Member } from '../../db/members';
 import { ApiError } from '../../errors';
 import { emailAddress } from '../../schemas/common';
+import { listMembers, type Member } from '../../store/control/members';
 import { act, formFields, type PageDeclaration, type PageEnv, render } from './page';
 
 const role = z.enum(ROLES, { error: `expected one of ${ROLES.join(', ')}` });

@@ -8,11 +8,11 @@ import { can, type Permission } from '../../dashboard/roles';
 import { type Frame, Layout, Notice } from '../../dashboard/views/layout';
 import { DASHBOARD_SCRIPT, SCRIPT_PATH } from '../../dashboard/views/script';
 import { STYLESHEET } from '../../dashboard/views/style';
-import { recordAudit } from '../../db/audit-log';
-import type { SignedIn } from '../../db/dashboard-sessions';
 import type { Bindings, Variables } from '../../env';
 import { ApiError } from '../../errors';
 import { readCapped } from '../../middleware/json-body';
+import { recordAudit } from '../../store/control/audit-log';
+import type { SignedIn } from '../../store/control/dashboard-sessions';
 import { invalidInput } from '../../validation';
 import { pageHeaders } from '../hosted-page';
 

@@ -3,10 +3,10 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { Csrf, Notice, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
-import { liveSessionsOf, revokeSessionOf, switchSessionMember } from '../../db/dashboard-sessions';
-import { membershipsOf } from '../../db/members';
 import { ApiError } from '../../errors';
 import { nowIso } from '../../ids';
+import { liveSessionsOf, revokeSessionOf, switchSessionMember } from '../../store/control/dashboard-sessions';
+import { membershipsOf } from '../../store/control/members';
 import { act, formFields, type PageDeclaration, type PageEnv, render } from './page';
 
 const switchForm = z.object({ memberId: z.string().max(64) });

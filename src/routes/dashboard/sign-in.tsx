@@ -5,8 +5,8 @@ import { clientIp } from '../../auth/credentials';
 import { clearSessionCookie, sessionTokenHash, setSessionCookie, signedInOf } from '../../dashboard/browser';
 import { finishSignIn, SIGN_IN_CODE_SECONDS, startSignIn } from '../../dashboard/sign-in';
 import { Csrf, NAV, Notice } from '../../dashboard/views/layout';
-import { revokeSessionByToken } from '../../db/dashboard-sessions';
 import { emailAddress } from '../../schemas/common';
+import { revokeSessionByToken } from '../../store/control/dashboard-sessions';
 import { dashboardPath, formFields, type PageDeclaration, type PublicPageEnv, render, shownOnPage } from './page';
 
 const addressForm = z.object({ email: emailAddress, next: z.string().max(300).optional() });

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import { can } from '../../dashboard/roles';
 import { Csrf, Notice, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
-import { listSuppressions } from '../../db/suppressions';
 import { suppress, unsuppress } from '../../mail/suppressions';
 import { emailAddress, label, pageQuery, pageRequest } from '../../schemas/common';
 import { addSuppressionBody } from '../../schemas/suppressions';
+import { listSuppressions } from '../../store/account/suppressions';
 import { invalidInput } from '../../validation';
 import { act, formFields, type PageDeclaration, type PageEnv, render } from './page';
 

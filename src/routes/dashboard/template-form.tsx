@@ -4,8 +4,8 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { Csrf, PreviewButton } from '../../dashboard/views/layout';
 import { SCRIPT_PATH } from '../../dashboard/views/script';
-import type { Template } from '../../db/templates';
 import { fillTemplate, missingVars, type TemplateVars } from '../../mail/template';
+import type { Template } from '../../store/account/templates';
 import { PREVIEW_HEADERS } from './email';
 import { formFields, type PageEnv } from './page';
 

@@ -1,5 +1,5 @@
-import { nowIso } from '../ids';
-import { accountRowsNewestFirst } from './paging';
+import { nowIso } from '../../ids';
+import { accountRowsNewestFirst } from '../paging';
 import type { D1Reader } from './reads';
 
 export type DomainStatus = 'pending' | 'verified' | 'partially_verified' | 'failed';

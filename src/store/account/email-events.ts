@@ -1,8 +1,8 @@
 // The timeline of an email (GET /api/v1/emails/{emailId} `events`), written in the transaction of the
 // fact it records.
-import type { EmailEvent, EmailEventType } from '../mail/outcome';
-import type { D1Reader } from './reads';
-import { isoOf } from './time';
+import type { EmailEvent, EmailEventType } from '../../mail/outcome';
+import type { D1Reader } from '../control/reads';
+import { isoOf } from '../time';
 
 export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: string; route?: string };
 

@@ -1,5 +1,5 @@
-import { newId, nowIso } from '../ids';
-import { newestFirst, type PageRequest } from './paging';
+import { newId, nowIso } from '../../ids';
+import { newestFirst, type PageRequest } from '../paging';
 
 export type Account = { id: string; name: string; createdAt: string };
 

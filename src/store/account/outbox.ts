@@ -1,6 +1,7 @@
 // The outbox sweep's view of D1: QUEUED emails that nothing is delivering and that are overdue.
+
+import { isoOf } from '../time';
 import { eventsInsert } from './email-events';
-import { isoOf } from './time';
 
 /**
  * A scheduled email gets its queue message (delayed to its time) once it is due within this long; the

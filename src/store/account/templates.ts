@@ -1,6 +1,6 @@
-import { newId, nowIso } from '../ids';
-import { type PageRequest, readPage } from './paging';
-import type { D1Reader } from './reads';
+import { newId, nowIso } from '../../ids';
+import type { D1Reader } from '../control/reads';
+import { type PageRequest, readPage } from '../paging';
 
 export type Template = {
   id: string;

@@ -1,10 +1,10 @@
 // Storing accepted emails: everything of theirs in one transaction, all or none (a batch too), with the
 // daily allowance reserved in it.
-import { canonicalAddress } from '../mail/address';
-import { emailQueuedEvent } from '../webhooks/produce';
+import { canonicalAddress } from '../../mail/address';
+import { emailQueuedEvent } from '../../webhooks/produce';
+import { msOf } from '../time';
 import { eventsInsert } from './email-events';
 import { type NewEmail, recipientsOf } from './emails';
-import { msOf } from './time';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 /**

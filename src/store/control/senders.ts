@@ -1,6 +1,6 @@
-import { newId, nowIso } from '../ids';
+import { newId, nowIso } from '../../ids';
+import { accountRowsNewestFirst } from '../paging';
 import type { DomainStatus } from './domains';
-import { accountRowsNewestFirst } from './paging';
 import type { D1Reader } from './reads';
 
 export type Sender = {

@@ -1,6 +1,6 @@
 // Webhook endpoints of an account and their delivery log.
-import { nowIso } from '../ids';
-import type { EventType, WebhookEvent } from '../webhooks/events';
+import { nowIso } from '../../ids';
+import type { EventType, WebhookEvent } from '../../webhooks/events';
 
 export type WebhookEndpoint = {
   id: string;

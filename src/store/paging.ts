@@ -1,7 +1,7 @@
 // Pages of a list, newest first: by number (`page`, an OFFSET) or after a cursor (`after`, the previous
 // page's `nextCursor`), which starts where that page ended however deep it is. A cursor names the last row
 // of its page (its time and key) and the number of the page it leads to.
-import type { D1Reader } from './reads';
+import type { D1Reader } from './control/reads';
 
 /**
  * A row's time is ISO text or epoch milliseconds, as its table keeps it (migrations/0002_compact_rows.sql); a

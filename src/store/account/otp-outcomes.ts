@@ -1,4 +1,4 @@
-import type { OtpChannel } from '../otp/session';
+import type { OtpChannel } from '../../otp/session';
 
 /** How an OTP session ended, for the metrics (migrations/0006_metrics.sql counts it). */
 export type OtpOutcome = {

@@ -1,9 +1,9 @@
-import { newId } from '../ids';
-import type { OtpChannel, VerificationEntry } from '../otp/session';
-import { otpEvent } from '../webhooks/produce';
+import { newId } from '../../ids';
+import type { OtpChannel, VerificationEntry } from '../../otp/session';
+import { otpEvent } from '../../webhooks/produce';
+import type { D1Reader } from '../control/reads';
+import { isoOf, msOf } from '../time';
 import { otpOutcomeInsert } from './otp-outcomes';
-import type { D1Reader } from './reads';
-import { isoOf, msOf } from './time';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 export type OtpVerification = { id: string; email: string; sentAt: string; verifiedAt: string };

@@ -1,4 +1,4 @@
-import { nowIso } from '../ids';
+import { nowIso } from '../../ids';
 
 /** How an account's OTP mail and hosted page look; null fields fall back to the plain look. */
 export type OtpBrandingFields = {

@@ -1,7 +1,7 @@
 // The webhook delivery log: what the consumer claims and records, what the sweep queues again, and what
 // an account reads (GET /api/v1/webhooks/{webhookId}/deliveries).
-import { listCount, type PageRequest, readPage } from './paging';
-import { isoOf } from './time';
+import { listCount, type PageRequest, readPage } from '../paging';
+import { isoOf } from '../time';
 import type { WebhookEndpoint } from './webhooks';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';

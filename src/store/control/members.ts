@@ -1,6 +1,6 @@
-import type { Role } from '../dashboard/roles';
-import { newId, nowIso } from '../ids';
-import { accountRowsNewestFirst } from './paging';
+import type { Role } from '../../dashboard/roles';
+import { newId, nowIso } from '../../ids';
+import { accountRowsNewestFirst } from '../paging';
 
 export type Member = {
   id: string;

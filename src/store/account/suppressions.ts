@@ -1,7 +1,7 @@
 // The suppression list of an account: canonical addresses that queued mail skips while their entry lasts.
-import { nowIso } from '../ids';
-import { listCount, type PageRequest, readPage } from './paging';
-import { isoOrNull } from './time';
+import { nowIso } from '../../ids';
+import { listCount, type PageRequest, readPage } from '../paging';
+import { isoOrNull } from '../time';
 
 /** hard_bounce and complaint come back after the relay; rcpt_rejected is a 5xx at RCPT TO; manual, added here. */
 export type SuppressionReason = 'hard_bounce' | 'complaint' | 'rcpt_rejected' | 'manual';

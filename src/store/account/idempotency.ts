@@ -1,4 +1,4 @@
-import { newId, nowIso } from '../ids';
+import { newId, nowIso } from '../../ids';
 import type { EmailOwner } from './schedule';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;

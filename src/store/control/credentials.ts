@@ -1,6 +1,6 @@
-import { sha256Hex } from '../auth/crypto';
-import { newId, newSecret, nowIso } from '../ids';
-import { accountRowsNewestFirst } from './paging';
+import { sha256Hex } from '../../auth/crypto';
+import { newId, newSecret, nowIso } from '../../ids';
+import { accountRowsNewestFirst } from '../paging';
 
 export const SCOPES = ['mail_api', 'server_otp'] as const;
 export type Scope = (typeof SCOPES)[number];

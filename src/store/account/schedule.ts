@@ -1,11 +1,11 @@
 // Scheduled emails: cancel one, or move it, while it is still SCHEDULED. Each change is one transaction whose
 // statements all check that status, like the consumer's claim that turns it QUEUED when it leaves: of a
 // cancel and a delivery, only one can win.
-import type { AttachmentMeta } from '../mail/attachments';
-import { emailCanceledEvent } from '../webhooks/produce';
+import type { AttachmentMeta } from '../../mail/attachments';
+import { emailCanceledEvent } from '../../webhooks/produce';
+import { msOf } from '../time';
 import { eventsInsert } from './email-events';
 import { type EmailRecord, findEmail } from './emails';
-import { msOf } from './time';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 /** Which emails a caller may touch: its account's, and only those of its key's mode. */

@@ -1,5 +1,5 @@
-import { newId, nowIso } from '../ids';
-import { accountRowsNewestFirst } from './paging';
+import { newId, nowIso } from '../../ids';
+import { accountRowsNewestFirst } from '../paging';
 
 /** One thing someone did in an account. `actor`: a member's address, or `operator` (the admin API). */
 export type AuditEntry = {

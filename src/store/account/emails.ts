@@ -1,7 +1,7 @@
-import type { AttachmentMeta } from '../mail/attachments';
-import type { EmailStatus } from '../mail/outcome';
+import type { AttachmentMeta } from '../../mail/attachments';
+import type { EmailStatus } from '../../mail/outcome';
+import { isoOf, isoOrNull } from '../time';
 import { eventsInsert } from './email-events';
-import { isoOf, isoOrNull } from './time';
 
 export type { EmailStatus };
 export type Priority = 'URGENT' | 'NORMAL';

@@ -1,8 +1,8 @@
 // The delivery state of stored emails, as the queue consumer moves it: leases, attempts recorded per
 // message, per-recipient outcomes, suppressions and the email's timeline.
-import { nowIso } from '../ids';
-import type { AttemptResult, Recipient } from '../mail/outcome';
-import type { WebhookEvent } from '../webhooks/events';
+import { nowIso } from '../../ids';
+import type { AttemptResult, Recipient } from '../../mail/outcome';
+import type { WebhookEvent } from '../../webhooks/events';
 import { eventsInsert } from './email-events';
 import { EMAIL_STATUS_SQL, type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
 import { SCHEDULE_DISPATCH_SECONDS } from './outbox';

@@ -1,4 +1,4 @@
-import { nowIso } from '../ids';
+import { nowIso } from '../../ids';
 
 export type Settings = { frozen: boolean; dailyAllowance: number | null; updatedAt: string };
 

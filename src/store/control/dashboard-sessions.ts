@@ -1,5 +1,5 @@
-import type { Role } from '../dashboard/roles';
-import { newId, nowIso } from '../ids';
+import type { Role } from '../../dashboard/roles';
+import { newId, nowIso } from '../../ids';
 
 /** A signed-in browser as the sessions page lists it. */
 export type DashboardSession = {

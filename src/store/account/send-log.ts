@@ -1,11 +1,11 @@
 // The send log as an account reads it: pages with filters, and one email whole.
-import { canonicalAddress } from '../mail/address';
-import type { BounceReason, BounceType } from '../mail/bounce-reasons';
-import type { RecipientStatus } from '../mail/outcome';
+import { canonicalAddress } from '../../mail/address';
+import type { BounceReason, BounceType } from '../../mail/bounce-reasons';
+import type { RecipientStatus } from '../../mail/outcome';
+import type { D1Reader } from '../control/reads';
+import { type PageRequest, pageFromRows, pageQueryParts } from '../paging';
 import { listEmailEvents } from './email-events';
 import { type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
-import { type PageRequest, pageFromRows, pageQueryParts } from './paging';
-import type { D1Reader } from './reads';
 import type { EmailOwner } from './schedule';
 
 /** `tag` is `name:value`; `bounceReason`: at least one recipient bounced for it. */

@@ -1,4 +1,4 @@
-import type { D1Reader } from './reads';
+import type { D1Reader } from '../control/reads';
 
 /** One counter of an hour (migrations/0006_metrics.sql). */
 export type HourCount = { hour: number; metric: string; n: number };

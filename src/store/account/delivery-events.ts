@@ -1,10 +1,10 @@
 // Reports from after the relay (src/mail/delivery-events.ts decides what they mean): the recipient they are
 // about, found in one round trip, and the change written in one transaction — recipient, timeline, email
 // status, suppression and webhook deliveries — only if the recipient is still as it was read.
-import { nowIso } from '../ids';
-import type { BounceType, DeliveryEvent, EventTarget, RecipientChange } from '../mail/delivery-events';
-import type { EmailEvent, RecipientStatus } from '../mail/outcome';
-import type { WebhookEvent } from '../webhooks/events';
+import { nowIso } from '../../ids';
+import type { BounceType, DeliveryEvent, EventTarget, RecipientChange } from '../../mail/delivery-events';
+import type { EmailEvent, RecipientStatus } from '../../mail/outcome';
+import type { WebhookEvent } from '../../webhooks/events';
 import { eventsInsert } from './email-events';
 import { EMAIL_STATUS_SQL, type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
 import { SUPPRESSION_CONFLICT, SUPPRESSION_UPSERT, suppressedNow } from './suppressions';

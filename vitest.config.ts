@@ -69,7 +69,7 @@ export default defineConfig({
     projects: [
       // Unit and integration tests inside workerd.
       workersProject('workers', ['test/**/*.test.ts']),
-      // `npm run bench:d1`: what an email costs D1 over its life (not part of `npm test`).
+      // `npm run bench:store`: what an email costs the stores over its life (not part of `npm test`).
       workersProject('measure', ['test/measure/**/*.measure.ts']),
       {
         // End to end in Node: the service as `npm start` runs it, driven by a real headless Chromium.

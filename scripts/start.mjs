@@ -303,7 +303,7 @@ async function main() {
     '--persist-to',
     STATE_DIR,
     '--show-interactive-dev-session=false',
-    '--test-scheduled', // GET /__scheduled runs the scheduled handler (the outbox sweep)
+    '--test-scheduled', // GET /__scheduled runs the scheduled handler (the minute's cron)
     '--log-level',
     quiet ? 'error' : 'info',
     ...Object.entries(checked.vars).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
@@ -314,7 +314,8 @@ async function main() {
   });
   await waitFor(`${baseUrl}/health`, 'wrangler dev');
 
-  // The outbox sweep on start (mail left QUEUED by a killed process is queued again) and every minute.
+  // The cron, as production runs it: on start and every minute (domain checks). Mail left QUEUED by a killed
+  // process needs no sweep: each account's object keeps its alarm in the state directory and rings after a restart.
   await sweep();
   setInterval(sweep, SWEEP_SECONDS * 1000).unref();
 

@@ -38,7 +38,7 @@ export type Config = {
    * attempts an email gets before it is FAILED.
    */
   retry: { baseSeconds: number; maxAttempts: number };
-  /** How long a QUEUED email may go without a delivery in progress before the sweep queues it again. */
+  /** How long a QUEUED email may go without a delivery in progress before the account alarm queues it again. */
   outbox: { graceSeconds: number };
   /**
    * `allowInsecure`: http and loopback webhook URLs are accepted (local development only).

@@ -33,6 +33,19 @@ export function newId(prefix: IdPrefix): string {
 }
 
 /**
+ * An email's id: its account's tag (the first 8 characters of the account id's random part), then 60 random
+ * bits, so that an id alone (a bounce's token, a returned Message-ID) leads to the account's object.
+ */
+export function newEmailId(accountId: string): string {
+  return `em_${accountId.slice(4, 12)}${randomBase32(60)}`;
+}
+
+/** The account tag inside an email id, or null when the id does not have our shape. */
+export function accountTagOfEmailId(emailId: string): string | null {
+  return /^em_([a-z2-7]{8})[a-z2-7]{12}$/.exec(emailId)?.[1] ?? null;
+}
+
+/**
  * OTP session ids name the recipient's Durable Object (its 64-hex id, so that a session id alone
  * routes to it) and carry 130 random bits, because they are half of a credential.
  */

@@ -2,10 +2,10 @@
 // (migrations/0006_metrics.sql, 0009_bounce_reason.sql): the metrics API and the dashboard's overview read the
 // same figures.
 
+import type { Bindings } from './env';
 import { ApiError } from './errors';
 import type { OtpChannel } from './otp/session';
-import { hourCounts } from './store/account/metrics';
-import { replicaReads } from './store/control/reads';
+import { accountStore } from './store/account/client';
 
 /** `bouncedSenderProblem`: of `bounced`, those for a reason that is the sender's (SENDER_PROBLEM_REASONS). */
 export const EMAIL_METRICS = [
@@ -116,13 +116,13 @@ function funnelOf(counts: Map<string, number>, channel: OtpChannel): OtpFunnel {
 
 /** The metrics of an account's mode (test keys see test mail only, and no codes) over [from, to). */
 export async function readMetrics(
-  db: D1Database,
+  env: Pick<Bindings, 'ACCOUNT_STORE'>,
   accountId: string,
   test: boolean,
   period: { from: Date; to: Date; granularity: Granularity },
 ): Promise<Metrics> {
   const { start, end, size } = alignedPeriod(period.from, period.to, period.granularity);
-  const rows = await hourCounts(replicaReads(db), accountId, test, start, end);
+  const rows = await accountStore(env, accountId).hourCounts(accountId, test, start, end);
   const buckets = Array.from({ length: (end - start) / size }, (_, i) => ({
     start: new Date(start + i * size).toISOString(),
     ...zeroCounts(),

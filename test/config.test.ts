@@ -427,7 +427,12 @@ describe('config: how invalid configuration surfaces', () => {
 
   it('a queue batch fails as a whole (the queue retries it) without acking anything', async () => {
     const batch = createMessageBatch<MailJob>('postcode-mail', [
-      { id: 'config-0', timestamp: new Date(), attempts: 1, body: { kind: 'email', emailId: 'em_config' } },
+      {
+        id: 'config-0',
+        timestamp: new Date(),
+        attempts: 1,
+        body: { kind: 'email', accountId: 'acc_config', emailId: 'em_config' },
+      },
     ]);
     await expect(worker.queue(batch, { ...env, MAIL_RETRY_BASE_SECONDS: 'soon' })).rejects.toThrow(
       'Invalid configuration: MAIL_RETRY_BASE_SECONDS: expected a whole number >= 0',

@@ -2,6 +2,7 @@
 // contract's 4xx (never a 500, never a hang), with nothing stored, queued or sent.
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountDb } from './support/account-db';
 import {
   type ApiResponse,
   admin,
@@ -298,7 +299,8 @@ describe.each(ROUTES)('%s', (_name, route) => {
     expect(log.json.data.total).toBe(0);
     const templates = await call<TemplateList>('GET', '/api/v1/templates', { token: ctx.account.mailKey });
     expect(templates.json.data.items.map((t) => t.name)).toEqual(['base']);
-    const history = await env.DB.prepare('SELECT COUNT(*) AS n FROM otp_verifications WHERE account_id = ?')
+    const history = await accountDb(ctx.account.accountId)
+      .prepare('SELECT COUNT(*) AS n FROM otp_verifications WHERE account_id = ?')
       .bind(ctx.account.accountId)
       .first<{ n: number }>();
     expect(history!.n).toBe(0);

@@ -3,6 +3,7 @@ import { ApiError } from '../errors';
 import { checkContentSize } from '../middleware/json-body';
 import { enqueueEmails } from '../queue/producer';
 import type { NewEmail } from '../store/account/emails';
+import { currentSettings } from '../store/control/settings';
 import { type ComposedEmail, composeEmail, type MailRequest, type Sender } from './compose';
 
 function nextUtcMidnight(now: Date): Date {
@@ -22,9 +23,10 @@ function dailyLimitReached(now: Date): ApiError {
 }
 
 /**
- * Accepts composed emails, all or none. Freeze mode holds NORMAL mail; on route 1 and the batch the daily
- * warm-up allowance must have room for their recipients (test-key mail sends nothing and is not counted).
- * Settings, reservation and inserts happen in one D1 transaction.
+ * Accepts composed emails, all or none. Freeze mode holds NORMAL mail; on route 1 and the batch the account's
+ * daily warm-up allowance must have room for their recipients (test-key mail sends nothing and is not counted).
+ * The settings come from the control plane (this isolate's copy); reservation and inserts are one transaction in
+ * the account's object.
  */
 export async function submitEmails(
   env: Bindings,
@@ -34,7 +36,8 @@ export async function submitEmails(
   const emails = composed.map((c) => c.email);
   const counted = options.countTowardsAllowance && !emails[0]!.test;
   const attachments = composed.flatMap((c) => c.attachments);
-  if (!(await enqueueEmails(env, emails, attachments, { countTowardsAllowance: counted }))) {
+  const settings = await currentSettings(env.DB);
+  if (!(await enqueueEmails(env, emails, attachments, { countTowardsAllowance: counted, settings }))) {
     throw dailyLimitReached(new Date(emails[0]!.createdAt));
   }
   return emails;

@@ -1,9 +1,9 @@
 import { config, type Mailbox } from '../config';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { newId, nowIso } from '../ids';
+import { newEmailId, nowIso } from '../ids';
+import { accountStore } from '../store/account/client';
 import { type EmailTag, messageIdOf, type NewEmail, type Priority } from '../store/account/emails';
-import { findTemplate } from '../store/account/templates';
 import { canonicalAddress } from './address';
 import { type AttachmentRequest, type LoadedAttachment, loadAttachments } from './attachments';
 import { sendingAddress } from './senders';
@@ -61,7 +61,9 @@ function distinctKinds(request: MailRequest) {
  */
 export async function composeEmail(env: Bindings, from: Sender, request: MailRequest): Promise<ComposedEmail> {
   const { accountId } = from;
-  const template = request.templateId ? await findTemplate(env.DB, accountId, request.templateId) : null;
+  const template = request.templateId
+    ? await accountStore(env, accountId).findTemplate(accountId, request.templateId)
+    : null;
   if (request.templateId && !template) {
     throw new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
   }
@@ -97,7 +99,7 @@ export async function composeEmail(env: Bindings, from: Sender, request: MailReq
   if (request.imageUrl) filledHtml = `${filledHtml ?? ''}${imageBlock(request.imageUrl)}`;
   if (!filledHtml && !filledText) throw new ApiError('INVALID_INPUT', 'html: the email has no content');
 
-  const id = newId('em');
+  const id = newEmailId(accountId);
   const attachments = await loadAttachments(id, request.attachments ?? [], config(env).webhooks.allowInsecure);
   const email: NewEmail = {
     id,

@@ -6,7 +6,6 @@ import { ApiError } from '../errors';
 import { newId, newSelector, nowIso } from '../ids';
 import { IsolateCache } from '../isolate-cache';
 import { lookup } from '../net/dns';
-import { deliveriesInsert, insertedIds } from '../store/account/webhooks';
 import {
   addSelector,
   createDomain,
@@ -19,8 +18,8 @@ import {
   type SigningDomain,
   saveDomain,
 } from '../store/control/domains';
-import { queueDeliveries } from '../webhooks/deliver';
 import type { WebhookEvent } from '../webhooks/events';
+import { recordEvents } from '../webhooks/record';
 import { domainOf } from './address';
 import type { DkimKey } from './dkim';
 import { newDkimKeyPair, openPrivateKey } from './dkim-keys';
@@ -96,10 +95,15 @@ async function recheck(
   const settings = config(env).domains;
   const checked = await checkDomain(domain, settings, resolverLookup(settings), now);
   const save = async (after: Domain) => {
+    const saved = await saveDomain(env.DB, after, now);
+    // The change is the control plane's; its events go to the account's object next (a failure there loses
+    // them, logged: the domain's state, which the API shows, is saved).
     const events = domainEvents(domain, after);
-    const notify = events.length > 0 ? [deliveriesInsert(env.DB, domain.accountId, events, now)] : [];
-    const saved = await saveDomain(env.DB, after, now, notify);
-    if (saved.kind === 'saved') await queueDeliveries(env, insertedIds(saved.results.at(-1)));
+    if (saved.kind === 'saved' && events.length > 0) {
+      await recordEvents(env, domain.accountId, events).catch((error: unknown) =>
+        console.error('domain events not recorded', domain.id, String(error)),
+      );
+    }
     return saved.kind;
   };
   signing.forget(signingKey(domain.accountId, domain.name));
@@ -138,7 +142,7 @@ export async function rotateDkim(env: Bindings, accountId: string, id: string): 
   const rotating: Domain = { ...domain, selectors: [...domain.selectors, selector] };
   // Checked on the pending schedule until the new record shows.
   const nextCheckAt = Date.now() + FIRST_CHECK_MS;
-  await saveDomain(env.DB, { ...rotating, checks: 0, nextCheckAt }, Date.now(), []);
+  await saveDomain(env.DB, { ...rotating, checks: 0, nextCheckAt }, Date.now());
   return { ...rotating, checks: 0, nextCheckAt };
 }
 

@@ -3,7 +3,8 @@
 // A report about a send not recorded yet goes on the event queue and is applied again a little later.
 import { config } from '../config';
 import type { Bindings } from '../env';
-import { applyRecipientChange, findEventRecipient } from '../store/account/delivery-events';
+import { accountStore } from '../store/account/client';
+import { accountOfEmailId, accountOfProviderId } from '../store/directory';
 import { queueDeliveries } from '../webhooks/deliver';
 import { deliveryReportEvents } from '../webhooks/produce';
 import { canonicalAddress, parseMailbox } from './address';
@@ -23,9 +24,16 @@ const DAY_MS = 86_400_000;
 export async function applyDeliveryEvent(env: Bindings, event: DeliveryEvent): Promise<ApplyResult> {
   const mailbox = parseMailbox(event.recipient);
   if (!mailbox) return 'ignored';
-  const found = await findEventRecipient(env.DB, event.target, canonicalAddress(mailbox.email));
   // A provider's message id may name a send whose answer is not stored yet; an email id is stored first.
-  if (!found) return 'providerId' in event.target ? 'wait' : 'ignored';
+  const notFound = 'providerId' in event.target ? 'wait' : 'ignored';
+  const accountId =
+    'emailId' in event.target
+      ? await accountOfEmailId(env, event.target.emailId)
+      : await accountOfProviderId(env, event.target.providerId);
+  if (accountId === null) return notFound;
+  const store = accountStore(env, accountId);
+  const found = await store.findEventRecipient(event.target, canonicalAddress(mailbox.email));
+  if (!found) return notFound;
   const change = changeOf(found, event);
   if (change === 'wait') return 'wait';
   if (change === 'ignore') return 'ignored';
@@ -49,7 +57,7 @@ export async function applyDeliveryEvent(env: Bindings, event: DeliveryEvent): P
       }
     : null;
   const detail = event.diagnostic ? `${found.address}: ${event.diagnostic}` : found.address;
-  const deliveryIds = await applyRecipientChange(env.DB, {
+  const deliveryIds = await store.applyRecipientChange({
     recipient: found,
     event: { ...event, route },
     change,
@@ -57,7 +65,7 @@ export async function applyDeliveryEvent(env: Bindings, event: DeliveryEvent): P
     webhookEvents: deliveryReportEvents(email, change.webhook, status, report, suppression),
     suppressUntil,
   });
-  await queueDeliveries(env, deliveryIds);
+  await queueDeliveries(env, accountId, deliveryIds);
   return 'applied';
 }
 

@@ -7,8 +7,9 @@
 import PostalMime from 'postal-mime';
 import { config, type DomainsConfig, dkimKeySecret } from '../config';
 import type { Bindings } from '../env';
-import { eventsInsert } from '../store/account/email-events';
-import { findEmail, recipientsOf } from '../store/account/emails';
+import { accountStore } from '../store/account/client';
+import { recipientsOf } from '../store/account/emails';
+import { accountOfEmailId } from '../store/directory';
 import { canonicalAddress, parseMailbox } from './address';
 import type { DeliveryEvent } from './delivery-events';
 import { applyOrRequeue } from './feedback';
@@ -75,7 +76,10 @@ export async function receiveMail(message: ForwardableEmailMessage, env: Binding
   if (!report || report.recipients.length === 0) return 'not_a_report';
   emailId ??= EMAIL_ID.exec(report.messageId ?? '')?.[1] ?? null;
   if (emailId === null) return 'unmatched';
-  const email = await findEmail(env.DB, emailId);
+  const accountId = await accountOfEmailId(env, emailId);
+  if (accountId === null) return 'unmatched';
+  const store = accountStore(env, accountId);
+  const email = await store.findEmail(emailId);
   if (!email) return 'unmatched';
   const sentTo = recipientsOf(email).map((r) => r.address);
   for (const recipient of report.recipients) {
@@ -84,7 +88,7 @@ export async function receiveMail(message: ForwardableEmailMessage, env: Binding
       // A complaint about nobody this email went to (the provider hid who): noted, no address guessed.
       if (recipient.kind === 'complained') {
         const detail = 'a complaint that names none of its recipients (the provider hid who)';
-        await eventsInsert(env.DB, emailId, [{ type: 'complained', detail }], Date.now()).run();
+        await store.recordEmailEvents(emailId, [{ type: 'complained', detail }], Date.now());
       }
       continue;
     }

@@ -3,7 +3,8 @@
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { dispatchIfDueSoon } from '../queue/producer';
-import { cancelScheduled, type EmailOwner, reschedule, type ScheduleChange } from '../store/account/schedule';
+import { accountStore } from '../store/account/client';
+import type { EmailOwner, ScheduleChange } from '../store/account/schedule';
 import { queueDeliveries } from '../webhooks/deliver';
 import { deleteAttachments } from './attachments';
 
@@ -19,15 +20,15 @@ function unchanged(
 
 /** Cancels a SCHEDULED email (its attachments deleted, `email.canceled` queued). */
 export async function cancelEmail(env: Bindings, owner: EmailOwner, emailId: string): Promise<void> {
-  const change = await cancelScheduled(env.DB, owner, emailId);
+  const change = await accountStore(env, owner.accountId).cancelScheduled(owner, emailId);
   if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_CANCELABLE');
   await deleteAttachments(env.ATTACHMENTS, change.attachments);
-  await queueDeliveries(env, change.deliveryIds);
+  await queueDeliveries(env, owner.accountId, change.deliveryIds);
 }
 
 /** Moves a SCHEDULED email to `scheduledAt` (validated by the caller's schema). */
 export async function moveEmail(env: Bindings, owner: EmailOwner, emailId: string, scheduledAt: string) {
-  const change = await reschedule(env.DB, owner, emailId, scheduledAt);
+  const change = await accountStore(env, owner.accountId).reschedule(owner, emailId, scheduledAt);
   if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_SCHEDULED');
-  await dispatchIfDueSoon(env, [{ id: emailId, scheduledAt }]);
+  await dispatchIfDueSoon(env, owner.accountId, [{ id: emailId, scheduledAt }]);
 }

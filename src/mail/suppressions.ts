@@ -2,8 +2,10 @@
 
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { addSuppression, removeSuppression, type Suppression } from '../store/account/suppressions';
-import { recordEvents, suppressionEvent } from '../webhooks/produce';
+import { accountStore } from '../store/account/client';
+import type { Suppression } from '../store/account/suppressions';
+import { suppressionEvent } from '../webhooks/produce';
+import { recordEvents } from '../webhooks/record';
 import { canonicalAddress } from './address';
 
 function announce(
@@ -22,7 +24,7 @@ export async function suppress(
   accountId: string,
   request: { email: string; note?: string | null; expiresAt?: string | null },
 ): Promise<Suppression> {
-  const { suppression, added } = await addSuppression(env.DB, accountId, {
+  const { suppression, added } = await accountStore(env, accountId).addSuppression(accountId, {
     email: canonicalAddress(request.email),
     note: request.note ?? null,
     expiresAt: request.expiresAt ? Date.parse(request.expiresAt) : null,
@@ -34,7 +36,7 @@ export async function suppress(
 /** Lifts an address's suppression (`suppression.removed`); 404 when it was not listed. */
 export async function unsuppress(env: Bindings, accountId: string, address: string): Promise<string> {
   const email = canonicalAddress(address);
-  const removed = await removeSuppression(env.DB, accountId, email);
+  const removed = await accountStore(env, accountId).removeSuppression(accountId, email);
   if (!removed) throw new ApiError('SUPPRESSION_NOT_FOUND', 'email: not on the suppression list of this account');
   await announce(env, accountId, 'suppression.removed', removed);
   return email;

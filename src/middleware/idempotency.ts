@@ -3,7 +3,7 @@ import type { Credential } from '../auth/credential';
 import { sha256Hex } from '../auth/crypto';
 import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
-import { abandonIdempotencyKey, claimIdempotencyKey, completeIdempotencyKey } from '../store/account/idempotency';
+import { accountStore } from '../store/account/client';
 
 /** Visible ASCII, 1-255 characters (also the documented pattern of the header). */
 export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
@@ -33,7 +33,8 @@ export function withIdempotency<C extends IdempotentContext, A extends unknown[]
       test: credential.kind === 'api_key' && credential.mode === 'test',
     };
     const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${c.var.jsonBody ?? ''}`);
-    const { claimed, claimId, record } = await claimIdempotencyKey(c.env.DB, space, key, requestHash);
+    const store = accountStore(c.env, credential.accountId);
+    const { claimed, claimId, record } = await store.claimIdempotencyKey(space, key, requestHash);
     if (!claimed) {
       if (record.requestHash !== requestHash) {
         throw new ApiError('IDEMPOTENCY_CONFLICT', 'Idempotency-Key: already used with a different request body');
@@ -50,13 +51,13 @@ export function withIdempotency<C extends IdempotentContext, A extends unknown[]
     try {
       response = await handler(c, ...rest);
     } catch (error) {
-      await abandonIdempotencyKey(c.env.DB, space, key, claimId);
+      await store.abandonIdempotencyKey(space, key, claimId);
       throw error;
     }
     if (response.status < 300) {
-      await completeIdempotencyKey(c.env.DB, space, key, claimId, response.status, await response.clone().text());
+      await store.completeIdempotencyKey(space, key, claimId, response.status, await response.clone().text());
     } else {
-      await abandonIdempotencyKey(c.env.DB, space, key, claimId);
+      await store.abandonIdempotencyKey(space, key, claimId);
     }
     return response;
   };

@@ -1,14 +1,14 @@
-// An account's OTP branding, kept in the isolate for a few seconds so that a code's send or the hosted page
-// does not pay a D1 read each time (a PUT drops it in the isolate that took it; others within the TTL).
+// An account's OTP branding (kept in its object) with its name (the control plane), kept in the isolate for a
+// few seconds so that a code's send or the hosted page does not pay two reads each time (a PUT drops it in the
+// isolate that took it; others within the TTL).
 
 import type { Bindings } from '../env';
 import { IsolateCache } from '../isolate-cache';
-import {
-  findOtpBranding,
-  type OtpBranding,
-  type OtpBrandingFields,
-  putOtpBranding,
-} from '../store/account/otp-branding';
+import { accountStore } from '../store/account/client';
+import type { OtpBrandingFields, StoredBranding } from '../store/account/otp-branding';
+import { findAccount } from '../store/control/accounts';
+
+export type OtpBranding = StoredBranding & { accountName: string };
 
 const cache = new IsolateCache<OtpBranding | null>();
 
@@ -33,8 +33,13 @@ export const brandingOf = (env: Bindings, accountId: string, now = Date.now()): 
   cache.get(
     accountId,
     async () => {
-      const branding = await findOtpBranding(env.DB, accountId);
-      if (!branding?.logoUrl) return branding;
+      const account = await findAccount(env.DB, accountId);
+      if (!account) return null;
+      const branding = {
+        ...(await accountStore(env, accountId).findOtpBranding(accountId)),
+        accountName: account.name,
+      };
+      if (!branding.logoUrl) return branding;
       return { ...branding, logoUrl: parseLogoUrl(branding.logoUrl)?.href ?? null };
     },
     now,
@@ -61,7 +66,7 @@ export function accentColors(accent: string | null): { accent: string; onAccent:
 
 /** Replaces an account's branding (a field left out is cleared); this isolate shows it at once, others within the cache's time. */
 export async function setBranding(env: Bindings, accountId: string, fields: Partial<OtpBrandingFields>) {
-  await putOtpBranding(env.DB, accountId, {
+  await accountStore(env, accountId).putOtpBranding(accountId, {
     productName: fields.productName ?? null,
     logoUrl: fields.logoUrl ?? null,
     accentColor: fields.accentColor ?? null,

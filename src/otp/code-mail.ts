@@ -9,9 +9,11 @@ import { senderIdentity } from '../mail/domains';
 import type { OutgoingMail } from '../mail/outgoing';
 import { type FirstRoute, type Probed, sendOnceThroughRoutes } from '../mail/routes/send';
 import type { OtpRetryJob } from '../queue/jobs';
-import type { OtpBranding } from '../store/account/otp-branding';
-import { findTemplate, type Template } from '../store/account/templates';
-import { otpEvent, recordEvents } from '../webhooks/produce';
+import { accountStore } from '../store/account/client';
+import type { Template } from '../store/account/templates';
+import { otpEvent } from '../webhooks/produce';
+import { recordEvents } from '../webhooks/record';
+import type { OtpBranding } from './branding';
 import { brandingOf } from './branding';
 import { generateCode, hashCode } from './codes';
 import { renderOtpMail } from './mail';
@@ -54,7 +56,7 @@ export async function newLink(env: Bindings, channel: OtpChannel, sessionId: str
 export async function mailLookOf(env: Bindings, accountId: string, mail: Pick<OtpMailSettings, 'templateId'>) {
   const [branding, template] = await Promise.all([
     brandingOf(env, accountId),
-    mail.templateId ? findTemplate(env.DB, accountId, mail.templateId) : null,
+    mail.templateId ? accountStore(env, accountId).findTemplate(accountId, mail.templateId) : null,
   ]);
   return { branding, template };
 }

@@ -10,9 +10,7 @@ import { dropFirstRoute, type Probed, startFirstRoute } from '../mail/routes/sen
 import { sendingAddress } from '../mail/senders';
 import { bucketRule, type RateLimitCode, rateLimitError } from '../middleware/rate-limit';
 import type { OtpRetryJob, VerificationHistoryJob } from '../queue/jobs';
-import { listVerifications } from '../store/account/otp-history';
-import { findTemplate } from '../store/account/templates';
-import { replicaReads } from '../store/control/reads';
+import { accountStore } from '../store/account/client';
 import { brandingOf } from './branding';
 import { linkHashOf, type MailLook, mailCode, mailLookOf, newLink, retryCodeMail } from './code-mail';
 import { generateCode, hashCode } from './codes';
@@ -70,7 +68,7 @@ async function resolveFrom(env: Bindings, accountId: string, from: string | unde
 async function sendLook(env: Bindings, caller: OtpCaller, templateId: string | undefined): Promise<MailLook> {
   const [branding, template] = await Promise.all([
     brandingOf(env, caller.accountId),
-    templateId ? findTemplate(env.DB, caller.accountId, templateId) : null,
+    templateId ? accountStore(env, caller.accountId).findTemplate(caller.accountId, templateId) : null,
   ]);
   if (templateId && !template)
     throw new ApiError('TEMPLATE_NOT_FOUND', 'templateId: no such template for this account');
@@ -304,8 +302,8 @@ async function keepVerification(env: Bindings, entry: VerificationEntry): Promis
 /** Successful verifications, newest first; `limit` clamped to 1-100 (the query schema defaults it to 50). */
 export async function otpHistory(env: Bindings, accountId: string, channel: OtpChannel, limit: number) {
   await historyWritten(accountId);
-  const reader = replicaReads(env.DB);
-  return listVerifications(reader, accountId, channel, Math.min(Math.max(Math.trunc(limit), 1), 100));
+  const limited = Math.min(Math.max(Math.trunc(limit), 1), 100);
+  return accountStore(env, accountId).listVerifications(accountId, channel, limited);
 }
 
 export async function otpStatus(env: Bindings, accountId: string | null, channel: OtpChannel, sessionId: string) {

@@ -1,7 +1,7 @@
 import { ApiError } from '../errors';
 import { checkFilledSize, escapeHtml, fillTemplate, missingVars, type TemplateVars } from '../mail/template';
-import type { OtpBranding } from '../store/account/otp-branding';
 import type { Template } from '../store/account/templates';
+import type { OtpBranding } from './branding';
 import { accentColors, productNameOf } from './branding';
 import { helpLine, type Language, mailText } from './languages';
 

@@ -2,7 +2,7 @@
 // a small script, allowed by a per-response nonce, submits in place and announces the result.
 
 import { escapeHtml } from '../mail/template';
-import type { OtpBranding } from '../store/account/otp-branding';
+import type { OtpBranding } from './branding';
 import { accentColors, parseLogoUrl } from './branding';
 import { helpLine, type Language } from './languages';
 import { pageText, wrongCodeText } from './page-text';

@@ -4,7 +4,7 @@ import type { Bindings } from '../env';
 import type { Probed } from '../mail/routes/send';
 import { classifySmtpError, type SmtpOutcome } from '../mail/smtp/connection';
 import { resendOtp } from '../otp/engine';
-import { recordVerification } from '../store/account/otp-history';
+import { accountStore } from '../store/account/client';
 import { deliverWebhooks, queueDeliveries } from '../webhooks/deliver';
 import { deliverEmails } from './deliver-email';
 import type { Delivery, JobKind, MailJob, OtpRetryJob, Retry, VerificationHistoryJob } from './jobs';
@@ -66,7 +66,8 @@ async function retryOtpMails(
 async function writeVerificationHistory(deliveries: Delivery<VerificationHistoryJob>[], env: Bindings, retry: Retry) {
   for (const { message, job } of deliveries) {
     try {
-      await queueDeliveries(env, await recordVerification(env.DB, job.entry));
+      const { accountId } = job.entry;
+      await queueDeliveries(env, accountId, await accountStore(env, accountId).recordVerification(job.entry));
       message.ack();
     } catch {
       retry(message);
@@ -77,7 +78,7 @@ async function writeVerificationHistory(deliveries: Delivery<VerificationHistory
 /**
  * Messages whose queue retries ran out. An email or a webhook delivery is not decided here: its row counts
  * its own attempts and fails itself after the last one, and a row still waiting is queued again by the
- * sweep. An OTP mail just expires; a verification's history row is reported as lost, and so is an email
+ * account alarm. An OTP mail just expires; a verification's history row is reported as lost, and so is an email
  * event that never found its send.
  */
 export async function handleDeadLetters(batch: MessageBatch<MailJob>): Promise<void> {

@@ -10,9 +10,11 @@ import type { OutgoingMail } from '../mail/outgoing';
 import { BatchRoutes, type Probed, type RouteOutcome } from '../mail/routes/send';
 import { classifySmtpError } from '../mail/smtp/connection';
 import { simulatedOutcome } from '../mail/test-mode';
-import { claimForDelivery, type DeliveryClaim, holdEmail, recordAttempt } from '../store/account/delivery';
+import { type AccountStore, accountStore } from '../store/account/client';
+import type { DeliveryClaim } from '../store/account/delivery';
 import type { EmailRecord } from '../store/account/emails';
 import { getSettings } from '../store/control/settings';
+import { noteProviderIds } from '../store/directory';
 import { queueDeliveries } from '../webhooks/deliver';
 import { emailAttemptEvents } from '../webhooks/produce';
 import type { Delivery, EmailJob } from './jobs';
@@ -83,11 +85,12 @@ async function attemptClaimed(
 }
 
 /**
- * Writes an attempt's outcome (one D1 round trip), then acks the message or puts it back for the retry,
- * and queues the webhook deliveries the outcome made.
+ * Writes an attempt's outcome (one call to the account's object), then acks the message or puts it back for the
+ * retry, and queues the webhook deliveries the outcome made.
  */
 async function recordOutcome(
   env: Bindings,
+  store: AccountStore,
   message: Message<unknown>,
   claim: Claimed,
   settle: Settle,
@@ -100,7 +103,7 @@ async function recordOutcome(
   const waitsAgain = settle.result.status === 'QUEUED';
   let deliveryIds: string[];
   try {
-    deliveryIds = await recordAttempt(env.DB, {
+    deliveryIds = await store.recordAttempt({
       email,
       ...settle,
       retryAt: waitsAgain ? new Date(Date.now() + delaySeconds * 1000) : null,
@@ -109,7 +112,7 @@ async function recordOutcome(
       webhookEvents: emailAttemptEvents(email, claim.recipients, settle.result),
     });
   } catch (error) {
-    // Not recorded: the lease keeps others off it until it runs out, then the message (or the sweep)
+    // Not recorded: the lease keeps others off it until it runs out, then the message (or the account alarm)
     // brings it back; a mail sent twice that way keeps its Message-ID.
     console.error('delivery outcome not recorded', email.id, error);
     message.retry({ delaySeconds: DELIVERY_LEASE_SECONDS });
@@ -121,15 +124,38 @@ async function recordOutcome(
     // Finished: its attachments are not needed any more (a failed delete leaves them to R2's lifecycle rule).
     await deleteAttachments(env.ATTACHMENTS, email.attachments).catch(() => undefined);
   }
-  await queueDeliveries(env, deliveryIds);
+  await queueDeliveries(env, email.accountId, deliveryIds);
+  const providerIds = settle.result.recipients.flatMap((r) => (r.providerId ? [r.providerId] : []));
+  if (providerIds.length > 0) {
+    // The provider's events name only its ids (an event before this is written waits on the event queue).
+    await noteProviderIds(env, email.accountId, providerIds).catch((error: unknown) =>
+      console.error('provider ids not indexed', email.id, String(error)),
+    );
+  }
+}
+
+type AccountClaims = { store: AccountStore; owner: string; claims: Map<string, DeliveryClaim> };
+
+/** Each account's emails of the batch, claimed in one call to its object (the accounts at once). */
+async function claimByAccount(deliveries: Delivery<EmailJob>[], env: Bindings): Promise<Map<string, AccountClaims>> {
+  const ids = new Map<string, string[]>();
+  for (const { job } of deliveries) ids.set(job.accountId, [...(ids.get(job.accountId) ?? []), job.emailId]);
+  const claimed = await Promise.all(
+    [...ids].map(async ([accountId, emailIds]) => {
+      const store = accountStore(env, accountId);
+      const { owner, claims } = await store.claimForDelivery(emailIds, DELIVERY_LEASE_SECONDS);
+      return [accountId, { store, owner, claims }] as const;
+    }),
+  );
+  return new Map(claimed);
 }
 
 /**
- * Delivers the email jobs of a batch through the routes. The batch starts with two D1 round trips
- * (settings, claims) and records each message in one more, started right after the route's answer and
- * running while the next message is sent; the message is then acked or retried on its own. A transient
- * failure drops that relay's connection (its state is unknown). `probed`: the routes the batch's retries
- * already probed past an open breaker.
+ * Delivers the email jobs of a batch through the routes. The batch starts with the settings (read from D1, so
+ * that mail released by an unfreeze is not held again by a stale copy) and one claim per account in it (its object, the accounts at once), and records each message in one more
+ * call, started right after the route's answer and running while the next message is sent; the message is then
+ * acked or retried on its own. A transient failure drops that relay's connection (its state is unknown).
+ * `probed`: the routes the batch's retries already probed past an open breaker.
  */
 export async function deliverEmails(
   deliveries: Delivery<EmailJob>[],
@@ -139,14 +165,7 @@ export async function deliverEmails(
   probed?: Probed,
 ): Promise<void> {
   if (deliveries.length === 0) return;
-  const [{ frozen }, { owner, claims }] = await Promise.all([
-    getSettings(env.DB),
-    claimForDelivery(
-      env.DB,
-      deliveries.map((d) => d.job.emailId),
-      DELIVERY_LEASE_SECONDS,
-    ),
-  ]);
+  const [{ frozen }, accounts] = await Promise.all([getSettings(env.DB), claimByAccount(deliveries, env)]);
   const routes = new BatchRoutes(env, mailRoutes, probed);
   const inThisBatch = new Set<string>();
   let leaseRenewedAt = Date.now();
@@ -154,12 +173,13 @@ export async function deliverEmails(
   let recording: Promise<void> = Promise.resolve();
   try {
     for (const { message, job } of deliveries) {
-      // Two messages of one email can share a batch (the scheduled handler's and the sweep's): one sends.
+      // Two messages of one email can share a batch (the dispatch's and the alarm's recovery): one sends.
       if (inThisBatch.has(job.emailId)) {
         message.ack();
         continue;
       }
       inThisBatch.add(job.emailId);
+      const { store, owner, claims } = accounts.get(job.accountId)!;
       const claim = claims.get(job.emailId)!;
       // Queues deliver at least once: an email already finished, not due, or held, is done here.
       if (claim.kind === 'done' || claim.kind === 'held') {
@@ -171,16 +191,24 @@ export async function deliverEmails(
         continue;
       }
       if (frozen && claim.email.priority === 'NORMAL') {
-        await holdEmail(env.DB, claim.email.id, owner);
+        await store.holdEmail(claim.email.id, owner);
         message.ack();
         continue;
       }
       const settle = await attemptClaimed(claim, routes, env, retry);
       const renewLease = Date.now() - leaseRenewedAt >= LEASE_RENEWAL_MS;
-      if (renewLease) leaseRenewedAt = Date.now();
+      if (renewLease) {
+        leaseRenewedAt = Date.now();
+        // This account's lease is renewed with the outcome; the batch's other accounts' here.
+        await Promise.all(
+          [...accounts]
+            .filter(([accountId]) => accountId !== job.accountId)
+            .map(([, other]) => other.store.renewLease(other.owner, DELIVERY_LEASE_SECONDS)),
+        );
+      }
       const lease = { owner, renewSeconds: renewLease ? DELIVERY_LEASE_SECONDS : null };
       await recording;
-      recording = recordOutcome(env, message, claim, settle, lease, retry);
+      recording = recordOutcome(env, store, message, claim, settle, lease, retry);
     }
   } finally {
     await recording;

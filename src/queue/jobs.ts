@@ -4,11 +4,11 @@ import type { Mailbox } from '../config';
 import type { Language } from '../otp/languages';
 import type { OtpChannel, VerificationEntry } from '../otp/session';
 
-/** A queue message of `postcode-webhooks`: the id only; D1 holds the payload and the state. */
-export type WebhookJob = { kind: 'webhook'; deliveryId: string };
+/** A queue message of `postcode-webhooks`: ids only; the account's object holds the payload and the state. */
+export type WebhookJob = { kind: 'webhook'; accountId: string; deliveryId: string };
 
-/** The queue carries only the id: the row in D1 is the single source of truth for content and status. */
-export type EmailJob = { kind: 'email'; emailId: string };
+/** The queue carries only ids: the row in the account's object is the truth for content and status. */
+export type EmailJob = { kind: 'email'; accountId: string; emailId: string };
 
 /**
  * An OTP mail that could not go out within the request. It carries no code: the retry sets a fresh
@@ -33,8 +33,8 @@ export type OtpRetryJob = {
 };
 
 /**
- * The history row of a verification whose D1 write failed during the request (the session was
- * already consumed, so the verify still answered success).
+ * The history row of a verification whose write failed during the request (the session was already
+ * consumed, so the verify still answered success).
  */
 export type VerificationHistoryJob = { kind: 'otp-history'; entry: VerificationEntry };
 

@@ -3,44 +3,62 @@ import type { Bindings } from '../env';
 import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
 import { bodyKeyOf, storeBodies } from '../mail/bodies';
 import { deleteObjects } from '../mail/objects';
-import { insertEmails, type StoredEmails } from '../store/account/email-store';
+import { accountObject, accountStore } from '../store/account/client';
+import type { StoredEmails } from '../store/account/email-store';
 import { clearHeld, listHeldEmailIds, type NewEmail } from '../store/account/emails';
-import { claimOverdueEmails, listScheduledDue, SCHEDULE_DISPATCH_SECONDS } from '../store/account/outbox';
+import type { AccountSql } from '../store/account/object-sql';
+import {
+  claimOverdueEmails,
+  claimOverdueScheduled,
+  listScheduledDue,
+  SCHEDULE_DISPATCH_SECONDS,
+} from '../store/account/outbox';
+import { accountsHoldingMail } from '../store/control/held-mail';
+import type { Settings } from '../store/control/settings';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { EmailJob } from './jobs';
 
-const emailJob = (emailId: string): EmailJob => ({ kind: 'email', emailId });
+const emailJob = (accountId: string, emailId: string): EmailJob => ({ kind: 'email', accountId, emailId });
 
 /** The queue message of an email due at `dueAt` (now, or a scheduled time at most a few minutes away). */
-export function emailMessage(emailId: string, dueAt: string | null, now = Date.now()) {
+export function emailMessage(accountId: string, emailId: string, dueAt: string | null, now = Date.now()) {
   const delaySeconds = dueAt === null ? 0 : Math.max(Math.ceil((Date.parse(dueAt) - now) / 1000), 0);
-  return { body: emailJob(emailId), contentType: 'json' as const, ...(delaySeconds > 0 ? { delaySeconds } : {}) };
+  const body = emailJob(accountId, emailId);
+  return { body, contentType: 'json' as const, ...(delaySeconds > 0 ? { delaySeconds } : {}) };
+}
+
+async function sendInBatches(env: Bindings, messages: ReturnType<typeof emailMessage>[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += 100) await env.MAIL_QUEUE.sendBatch(messages.slice(i, i + 100));
 }
 
 /**
  * Queues the message of each email due now or within the dispatch window (a scheduled one delayed to its
- * time); the scheduled handler dispatches the others when their time comes near.
+ * time); the account's alarm dispatches the others when their time comes near.
  */
-export async function dispatchIfDueSoon(env: Bindings, emails: { id: string; scheduledAt: string | null }[]) {
+export async function dispatchIfDueSoon(
+  env: Bindings,
+  accountId: string,
+  emails: { id: string; scheduledAt: string | null }[],
+) {
   const now = Date.now();
   const messages = emails
     .filter((e) => e.scheduledAt === null || Date.parse(e.scheduledAt) - now <= SCHEDULE_DISPATCH_SECONDS * 1000)
-    .map((e) => emailMessage(e.id, e.scheduledAt, now));
-  if (messages.length > 0) await env.MAIL_QUEUE.sendBatch(messages);
+    .map((e) => emailMessage(accountId, e.id, e.scheduledAt, now));
+  if (messages.length > 0) await sendInBatches(env, messages);
 }
 
 /**
  * Stores emails as QUEUED (or SCHEDULED), all or none, with their bodies and attachments in R2 (deleted
- * again if the insert fails). Once D1 has them they are accepted: their queue messages (and webhook jobs)
- * are produced after the response, and one that fails is the outbox sweep's, which queues again any email overdue by
- * the grace period. A held email (freeze mode) gets no queue message until the operator unfreezes (see
- * `insertEmails`). Returns false when the daily allowance refused them.
+ * again if the insert fails). Once the account's object has them they are accepted: their queue messages (and
+ * webhook jobs) are produced after the response, and one that fails is the object's alarm's, which queues again
+ * any email overdue by the grace period. A held email (freeze mode) gets no queue message until the operator
+ * unfreezes. Returns false when the daily allowance refused them.
  */
 export async function enqueueEmails(
   env: Bindings,
   emails: NewEmail[],
   attachments: LoadedAttachment[],
-  options: { countTowardsAllowance: boolean },
+  options: { countTowardsAllowance: boolean; settings: Settings },
 ): Promise<boolean> {
   await Promise.all([storeAttachments(env.ATTACHMENTS, attachments), storeBodies(env.BODIES, emails)]);
   const metas = attachments.map((a) => a.meta);
@@ -52,9 +70,14 @@ export async function enqueueEmails(
         emails.map((e) => bodyKeyOf(e.id)),
       ),
     ]);
+  const accountId = emails[0]!.accountId;
   let stored: StoredEmails;
   try {
-    stored = await insertEmails(env.DB, emails, options);
+    stored = await accountStore(env, accountId).insertEmails(emails, {
+      countTowardsAllowance: options.countTowardsAllowance,
+      frozen: options.settings.frozen,
+      dailyAllowance: options.settings.dailyAllowance,
+    });
   } catch (error) {
     await discard();
     throw error;
@@ -66,60 +89,98 @@ export async function enqueueEmails(
   const due = emails.filter((email) => !stored.held.has(email.id));
   waitUntil(
     Promise.all([
-      dispatchIfDueSoon(env, due).catch((error: unknown) =>
-        console.error('mail not queued yet (the outbox sweep will)', String(error)),
+      dispatchIfDueSoon(env, accountId, due).catch((error: unknown) =>
+        console.error('mail not queued yet (the account alarm will)', String(error)),
       ),
-      queueDeliveries(env, stored.deliveryIds),
+      queueDeliveries(env, accountId, stored.deliveryIds),
     ]),
   );
   return true;
 }
 
 /**
- * Queues every held email, oldest first, 100 per queue batch. A held row is cleared only after its
- * message was produced, so a failure part-way leaves the rest held for the next release (nothing is
- * lost; a duplicate message is harmless because the consumer leases and checks status).
+ * After an unfreeze: wakes each account whose object holds mail, a page at a time, so that it releases its mail
+ * now rather than at its next look (within a minute). A failed wake-up is that look's to make up.
  */
-export async function releaseHeldMail(env: Bindings): Promise<number> {
+export async function wakeAccountsHoldingMail(env: Bindings): Promise<number> {
+  let woken = 0;
+  let after = '';
+  for (;;) {
+    const accounts = await accountsHoldingMail(env.DB, after, 50);
+    await Promise.all(
+      accounts.map((id) =>
+        accountObject(env, id)
+          .wake()
+          .catch((error: unknown) => console.error('held mail not released yet', id, String(error))),
+      ),
+    );
+    woken += accounts.length;
+    if (accounts.length < 50) return woken;
+    after = accounts.at(-1)!;
+  }
+}
+
+// What the account's alarm does with its mail (src/durable-objects/account-store.ts), on its own database.
+
+/**
+ * Queues every held email, oldest first, 100 per queue batch. A held row is cleared only after its message was
+ * produced, so a failure part-way leaves the rest held for the next release (nothing is lost; a duplicate message
+ * is harmless because the consumer leases and checks status).
+ */
+export async function releaseHeldMail(env: Bindings, db: AccountSql, accountId: string): Promise<number> {
   let released = 0;
   for (;;) {
-    const ids = await listHeldEmailIds(env.DB, 100);
+    const ids = await listHeldEmailIds(db, 100);
     if (ids.length === 0) return released;
-    await env.MAIL_QUEUE.sendBatch(ids.map((id) => ({ body: emailJob(id), contentType: 'json' as const })));
-    await clearHeld(env.DB, ids);
+    await env.MAIL_QUEUE.sendBatch(ids.map((id) => ({ body: emailJob(accountId, id), contentType: 'json' as const })));
+    await clearHeld(db, ids);
     released += ids.length;
   }
 }
 
-/** How many overdue emails one sweep queues again at most (the next minute's sweep takes the rest). */
-const SWEEP_LIMIT = 1_000;
+/** How many emails one alarm queues at most of each kind (the next alarm, at once, takes the rest). */
+const ALARM_LIMIT = 1_000;
 
 /**
- * The outbox sweep (the scheduled handler, every minute): D1 is the truth, so a QUEUED email whose queue
- * message was lost (a crash between insert and send, a local queue that died with its process, a consumer
- * killed mid-batch) is queued again once it is overdue by the grace period. Duplicates are harmless: the
- * consumer leases each email and skips what is finished.
+ * The outbox recovery: the object is the truth, so a QUEUED email whose queue message was lost (a crash between
+ * insert and send, a local queue that died with its process, a consumer killed mid-batch) is queued again once
+ * it is overdue by the grace period. Duplicates are harmless: the consumer leases each email and skips what is
+ * finished.
  */
-export async function recoverOverdueMail(env: Bindings, graceSeconds: number): Promise<number> {
-  const ids = await claimOverdueEmails(env.DB, graceSeconds, SWEEP_LIMIT);
-  for (let i = 0; i < ids.length; i += 100) {
-    const chunk = ids.slice(i, i + 100);
-    await env.MAIL_QUEUE.sendBatch(chunk.map((id) => ({ body: emailJob(id), contentType: 'json' as const })));
-  }
+export async function recoverOverdueMail(
+  env: Bindings,
+  db: AccountSql,
+  accountId: string,
+  graceSeconds: number,
+): Promise<number> {
+  const ids = await claimOverdueEmails(db, graceSeconds, ALARM_LIMIT);
+  await sendInBatches(
+    env,
+    ids.map((id) => emailMessage(accountId, id, null)),
+  );
   return ids.length;
 }
 
 /**
- * Scheduled mail (the scheduled handler, every minute): every SCHEDULED email due within the dispatch
- * window gets a queue message delayed to its time; one already overdue goes at once (its message was lost,
- * say with a restarted `wrangler dev`). Each email is dispatched by one or two sweeps before its time;
- * duplicates are harmless (the consumer leases and checks status).
+ * Scheduled mail: every SCHEDULED email due in (`after`, `until`] (not dispatched yet) gets a queue message delayed to its
+ * time, and one still SCHEDULED past its time by the grace period (its message was lost) goes at once.
+ * Duplicates are harmless (the consumer leases and checks status).
  */
-export async function dispatchScheduledMail(env: Bindings): Promise<number> {
-  const due = await listScheduledDue(env.DB, SCHEDULE_DISPATCH_SECONDS, SWEEP_LIMIT);
+export async function dispatchScheduledMail(
+  env: Bindings,
+  db: AccountSql,
+  accountId: string,
+  after: number,
+  until: number,
+  graceSeconds: number,
+): Promise<number> {
   const now = Date.now();
-  for (let i = 0; i < due.length; i += 100) {
-    await env.MAIL_QUEUE.sendBatch(due.slice(i, i + 100).map((e) => emailMessage(e.id, e.dueAt, now)));
-  }
-  return due.length;
+  const due = await listScheduledDue(db, after, until, ALARM_LIMIT);
+  const lost = await claimOverdueScheduled(db, graceSeconds, ALARM_LIMIT);
+  const messages = [
+    ...due.map((e) => emailMessage(accountId, e.id, e.dueAt, now)),
+    ...lost.map((id) => emailMessage(accountId, id, null, now)),
+  ];
+  await sendInBatches(env, messages);
+  return messages.length;
 }

@@ -1,16 +1,18 @@
+import { waitUntil } from 'cloudflare:workers';
 import { forgetCredential } from '../auth/credential-cache';
 import { operator } from '../auth/guards';
 import { ApiError } from '../errors';
 import { linksFilling } from '../openapi/document';
 import { setBranding } from '../otp/branding';
-import { releaseHeldMail } from '../queue/producer';
+import { wakeAccountsHoldingMail } from '../queue/producer';
 import * as schema from '../schemas/admin';
-import { findOtpBranding, type OtpBranding } from '../store/account/otp-branding';
+import { accountStore } from '../store/account/client';
+import type { StoredBranding } from '../store/account/otp-branding';
 import { createAccount, findAccount } from '../store/control/accounts';
 import { recordAudit } from '../store/control/audit-log';
 import { createApiKey, createOtpToken, revokeApiKey } from '../store/control/credentials';
 import { createSender } from '../store/control/senders';
-import { getSettings, type Settings, updateSettings } from '../store/control/settings';
+import { forgetSettings, getSettings, type Settings, updateSettings } from '../store/control/settings';
 import { json, ok, route, router } from './route';
 
 /** The account of `accountId`, or 404. */
@@ -22,7 +24,7 @@ export async function requireAccount(db: D1Database, accountId: string) {
 
 const settingsView = (s: Settings) => ({ frozen: s.frozen, dailyAllowance: s.dailyAllowance, updatedAt: s.updatedAt });
 
-const brandingView = (b: OtpBranding) => ({
+const brandingView = (b: StoredBranding) => ({
   accountId: b.accountId,
   productName: b.productName,
   logoUrl: b.logoUrl,
@@ -235,20 +237,19 @@ export const adminRoutes = router()
     return ok(c, { id: sender.id, email: sender.email, name: sender.name }, 201);
   })
   .openapi(getOtpBrandingRoute, async (c) => {
-    const branding = await findOtpBranding(c.env.DB, c.req.valid('param').accountId);
-    if (!branding) throw new ApiError('NOT_FOUND', 'accountId: no such account');
-    return ok(c, brandingView(branding));
+    const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
+    return ok(c, brandingView(await accountStore(c.env, account.id).findOtpBranding(account.id)));
   })
   .openapi(putOtpBrandingRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     await setBranding(c.env, account.id, c.req.valid('json'));
-    const branding = await findOtpBranding(c.env.DB, account.id);
-    return ok(c, brandingView(branding!));
+    return ok(c, brandingView(await accountStore(c.env, account.id).findOtpBranding(account.id)));
   })
   .openapi(getSettingsRoute, async (c) => ok(c, settingsView(await getSettings(c.env.DB))))
   .openapi(updateSettingsRoute, async (c) => {
     const settings = await updateSettings(c.env.DB, c.req.valid('json'));
-    // Unfreezing releases every held email (also when it was not frozen: releasing is idempotent).
-    if (!settings.frozen) await releaseHeldMail(c.env);
+    forgetSettings();
+    // Unfreezing wakes the accounts that hold mail, after the answer (each also looks again within a minute).
+    if (!settings.frozen) waitUntil(wakeAccountsHoldingMail(c.env));
     return ok(c, settingsView(settings));
   });

@@ -55,5 +55,5 @@ const metrics = route({
 export const metricsRoutes = router().openapi(metrics, async (c) => {
   const { credential } = c.var;
   const period = periodOf(c.req.valid('query'));
-  return ok(c, await readMetrics(c.env.DB, credential.accountId, credential.mode === 'test', period));
+  return ok(c, await readMetrics(c.env, credential.accountId, credential.mode === 'test', period));
 });

@@ -3,8 +3,7 @@ import { emailDetail } from '../mail/send-log';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageRequest } from '../schemas/common';
 import { emailDetailResponse, emailIdParam, emailListResponse, sendLogQuery } from '../schemas/emails';
-import { listEmails } from '../store/account/send-log';
-import { replicaReads } from '../store/control/reads';
+import { accountStore } from '../store/account/client';
 import { json, ok, route, router } from './route';
 
 // Reading what was sent: the send log (route 2) and one email whole. A test key sees only mail queued
@@ -121,7 +120,12 @@ export const sendLogRoutes = router()
     const request = pageRequest(paging);
     const { accountId, mode } = c.var.credential;
     const owner = { accountId, test: mode === 'test' };
-    const page = await listEmails(replicaReads(c.env.DB), owner, request, { status, to, tag, bounceReason });
+    const page = await accountStore(c.env, owner.accountId).listEmails(owner, request, {
+      status,
+      to,
+      tag,
+      bounceReason,
+    });
     const emails = page.items.map((e) => ({
       id: e.id,
       subject: e.subject,

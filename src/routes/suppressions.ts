@@ -12,7 +12,7 @@ import {
   suppressionParam,
   suppressionResponse,
 } from '../schemas/suppressions';
-import { listSuppressions } from '../store/account/suppressions';
+import { accountStore } from '../store/account/client';
 import { json, ok, route, router } from './route';
 
 const SUPPRESSION = {
@@ -86,7 +86,10 @@ const remove = route({
 export const suppressionRoutes = router()
   .openapi(list, async (c) => {
     const request = pageRequest(c.req.valid('query'));
-    const page = await listSuppressions(c.env.DB, c.var.credential.accountId, request);
+    const page = await accountStore(c.env, c.var.credential.accountId).listSuppressions(
+      c.var.credential.accountId,
+      request,
+    );
     return ok(c, pageData('suppressions', page, request));
   })
   .openapi(add, async (c) => ok(c, await suppress(c.env, c.var.credential.accountId, c.req.valid('json')), 201))

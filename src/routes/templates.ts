@@ -7,9 +7,9 @@ import { linksFilling, linkTo } from '../openapi/document';
 import { pageQuery, pageRequest } from '../schemas/common';
 import { queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
-import { listTemplates, type Template } from '../store/account/templates';
+import { accountStore } from '../store/account/client';
+import type { Template } from '../store/account/templates';
 import { findAccount } from '../store/control/accounts';
-import { replicaReads } from '../store/control/reads';
 import { emailLinks, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './emails';
 import { json, ok, route, router } from './route';
 
@@ -190,8 +190,7 @@ export const templateRoutes = router()
   })
   .openapi(list, async (c) => {
     const request = pageRequest(c.req.valid('query'));
-    const { items, total, nextCursor } = await listTemplates(
-      replicaReads(c.env.DB),
+    const { items, total, nextCursor } = await accountStore(c.env, c.var.credential.accountId).listTemplates(
       c.var.credential.accountId,
       request,
     );
@@ -200,20 +199,34 @@ export const templateRoutes = router()
     return ok(c, { page, limit, total, items: summaries, nextCursor });
   })
   .openapi(create, async (c) => {
-    const template = await newTemplate(c.env.DB, c.var.credential.accountId, c.req.valid('json'));
+    const template = await newTemplate(
+      accountStore(c.env, c.var.credential.accountId),
+      c.var.credential.accountId,
+      c.req.valid('json'),
+    );
     return ok(c, { ...templateDetail(template), updatedAt: template.updatedAt }, 201);
   })
   .openapi(get, async (c) => {
     const { templateId } = c.req.valid('param');
-    return ok(c, templateDetail(await requireTemplate(c.env.DB, c.var.credential.accountId, templateId)));
+    return ok(
+      c,
+      templateDetail(
+        await requireTemplate(accountStore(c.env, c.var.credential.accountId), c.var.credential.accountId, templateId),
+      ),
+    );
   })
   .openapi(update, async (c) => {
     const { templateId } = c.req.valid('param');
-    const template = await changeTemplate(c.env.DB, c.var.credential.accountId, templateId, c.req.valid('json'));
+    const template = await changeTemplate(
+      accountStore(c.env, c.var.credential.accountId),
+      c.var.credential.accountId,
+      templateId,
+      c.req.valid('json'),
+    );
     return ok(c, { ...templateDetail(template), updatedAt: template.updatedAt });
   })
   .openapi(remove, async (c) => {
     const { templateId } = c.req.valid('param');
-    await removeTemplate(c.env.DB, c.var.credential.accountId, templateId);
+    await removeTemplate(accountStore(c.env, c.var.credential.accountId), c.var.credential.accountId, templateId);
     return ok(c, { id: templateId, deleted: true as const });
   });

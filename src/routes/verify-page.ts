@@ -3,13 +3,13 @@ import { anyone } from '../auth/guards';
 import type { AppEnv } from '../env';
 import { ApiError } from '../errors';
 import { readCapped } from '../middleware/json-body';
+import type { OtpBranding } from '../otp/branding';
 import { brandingOf } from '../otp/branding';
 import { otpStatus, verifyOtp } from '../otp/engine';
 import { type Language, languageOf } from '../otp/languages';
 import { pageLanguage } from '../otp/page-text';
 import { isFinal, logoOrigin, type PageState, pageStateOf, renderVerifyPage, stateMessage } from '../otp/verify-page';
 import { verifyPageAnswer, verifyPageForm, verifyPageQuery } from '../schemas/otp';
-import type { OtpBranding } from '../store/account/otp-branding';
 import { HTML, pageHeaders } from './hosted-page';
 import { route, router } from './route';
 

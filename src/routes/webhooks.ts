@@ -8,8 +8,9 @@ import { linksFilling, linkTo } from '../openapi/document';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/webhooks';
-import { listDeliveries, type WebhookDelivery } from '../store/account/webhook-deliveries';
-import { listEndpoints, type WebhookEndpoint } from '../store/account/webhooks';
+import { accountStore } from '../store/account/client';
+import type { WebhookDelivery } from '../store/account/webhook-deliveries';
+import type { WebhookEndpoint } from '../store/account/webhooks';
 import {
   addEndpoint,
   changeEndpoint,
@@ -208,7 +209,7 @@ export const webhookRoutes = router()
     return ok(c, { ...view(endpoint), secret: endpoint.secret }, 201);
   })
   .openapi(list, async (c) => {
-    const endpoints = await listEndpoints(c.env.DB, c.var.credential.accountId);
+    const endpoints = await accountStore(c.env, c.var.credential.accountId).listEndpoints(c.var.credential.accountId);
     return ok(c, { webhooks: endpoints.map(view) });
   })
   .openapi(get, async (c) => {
@@ -242,7 +243,7 @@ export const webhookRoutes = router()
   .openapi(deliveries, async (c) => {
     const endpoint = await ownEndpoint(c.env, c.var.credential.accountId, c.req.valid('param').webhookId);
     const request = pageRequest(c.req.valid('query'));
-    const page = await listDeliveries(c.env.DB, endpoint.id, request);
+    const page = await accountStore(c.env, c.var.credential.accountId).listDeliveries(endpoint.id, request);
     const data = pageData('deliveries', { ...page, items: page.items.map(deliveryView) }, request);
     return ok(c, data);
   })

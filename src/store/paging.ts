@@ -1,7 +1,7 @@
 // Pages of a list, newest first: by number (`page`, an OFFSET) or after a cursor (`after`, the previous
 // page's `nextCursor`), which starts where that page ended however deep it is. A cursor names the last row
 // of its page (its time and key) and the number of the page it leads to.
-import type { D1Reader } from './control/reads';
+import type { Sql, SqlStatement } from './sql';
 
 /**
  * A row's time is ISO text or epoch milliseconds, as its table keeps it (migrations/0002_compact_rows.sql); a
@@ -101,8 +101,8 @@ export function pageFromRows<Row, T>(
  * are named as `order`'s, and the total that `count` reads (`{ total }`), in one round trip.
  */
 export async function readPage<Row extends Record<string, unknown>, T>(
-  db: D1Reader,
-  query: { select: string; binds: unknown[]; order: ListOrder; count: D1PreparedStatement },
+  db: Sql,
+  query: { select: string; binds: unknown[]; order: ListOrder; count: SqlStatement },
   request: PageRequest,
   toItem: (row: Row) => T,
 ): Promise<Page<T> & { total: number }> {
@@ -122,7 +122,7 @@ export async function readPage<Row extends Record<string, unknown>, T>(
  * rows there are in all (for lists that stay small: the growing ones keep counters).
  */
 export const newestFirst = <Row extends Record<string, unknown>, T>(
-  db: D1Reader,
+  db: Sql,
   query: { columns: string; from: string; binds: unknown[] },
   request: PageRequest,
   toItem: (row: Row) => T,
@@ -140,7 +140,7 @@ export const newestFirst = <Row extends Record<string, unknown>, T>(
   );
 
 /** The statement reading a list's counter (`list_counts`, kept by triggers): `{ total }`. */
-export const listCount = (db: D1Database, list: 'suppressions' | 'webhook_deliveries', ownerId: string) =>
+export const listCount = (db: Sql, list: 'suppressions' | 'webhook_deliveries', ownerId: string) =>
   db
     .prepare('SELECT COALESCE(SUM(n), 0) AS total FROM list_counts WHERE list = ? AND owner_id = ?')
     .bind(list, ownerId);
@@ -148,5 +148,5 @@ export const listCount = (db: D1Database, list: 'suppressions' | 'webhook_delive
 /** Pages of one account's rows of `table`, newest first. */
 export const accountRowsNewestFirst =
   <Row extends Record<string, unknown>, T>(table: string, columns: string, toItem: (row: Row) => T) =>
-  (db: D1Reader, accountId: string, request: PageRequest) =>
+  (db: Sql, accountId: string, request: PageRequest) =>
     newestFirst(db, { columns, from: `FROM ${table} WHERE account_id = ?`, binds: [accountId] }, request, toItem);

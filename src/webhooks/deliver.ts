@@ -4,12 +4,9 @@ import { Webhook } from 'standardwebhooks';
 import type { Config } from '../config';
 import type { Bindings } from '../env';
 import type { Delivery, WebhookJob } from '../queue/jobs';
-import {
-  type ClaimedDelivery,
-  claimDelivery,
-  claimOverdueDeliveries,
-  recordDeliveryAttempt,
-} from '../store/account/webhook-deliveries';
+import { accountStore } from '../store/account/client';
+import type { AccountSql } from '../store/account/object-sql';
+import { type ClaimedDelivery, claimOverdueDeliveries } from '../store/account/webhook-deliveries';
 
 const TIMEOUT_MS = 10_000;
 /** The lease covers one POST (10 s timeout) and its record. */
@@ -20,25 +17,39 @@ const LEASE_SECONDS = 30;
  */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1_800, 7_200, 18_000, 36_000, 43_200];
 
-export const webhookJob = (deliveryId: string): WebhookJob => ({ kind: 'webhook', deliveryId });
+export const webhookJob = (accountId: string, deliveryId: string): WebhookJob => ({
+  kind: 'webhook',
+  accountId,
+  deliveryId,
+});
 
-/** Queues deliveries just recorded in D1. A failure here loses nothing: the sweep queues pending rows again. */
-export async function queueDeliveries(env: Bindings, ids: string[]): Promise<void> {
+/**
+ * Queues deliveries just recorded in the account's object. A failure here loses nothing: the object's alarm
+ * queues pending rows again.
+ */
+export async function queueDeliveries(env: Bindings, accountId: string, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   try {
     for (let i = 0; i < ids.length; i += 100) {
       const chunk = ids.slice(i, i + 100);
-      await env.WEBHOOK_QUEUE.sendBatch(chunk.map((id) => ({ body: webhookJob(id), contentType: 'json' as const })));
+      await env.WEBHOOK_QUEUE.sendBatch(
+        chunk.map((id) => ({ body: webhookJob(accountId, id), contentType: 'json' as const })),
+      );
     }
   } catch (error) {
-    console.error('webhook deliveries not queued (the sweep will)', error);
+    console.error('webhook deliveries not queued (the account alarm will)', error);
   }
 }
 
-/** The sweep's part for webhooks: pending deliveries whose queue message was lost are queued again. */
-export async function recoverOverdueDeliveries(env: Bindings, graceSeconds: number): Promise<number> {
-  const ids = await claimOverdueDeliveries(env.DB, graceSeconds, 1_000);
-  await queueDeliveries(env, ids);
+/** The account alarm's part for webhooks: pending deliveries whose queue message was lost are queued again. */
+export async function recoverOverdueDeliveries(
+  env: Bindings,
+  db: AccountSql,
+  accountId: string,
+  graceSeconds: number,
+): Promise<number> {
+  const ids = await claimOverdueDeliveries(db, graceSeconds, 1_000);
+  await queueDeliveries(env, accountId, ids);
   return ids.length;
 }
 
@@ -109,7 +120,8 @@ export async function deliverWebhooks(
 ): Promise<void> {
   await Promise.all(
     deliveries.map(async ({ message, job }) => {
-      const delivery = await claimDelivery(env.DB, job.deliveryId, LEASE_SECONDS);
+      const store = accountStore(env, job.accountId);
+      const delivery = await store.claimDelivery(job.deliveryId, LEASE_SECONDS);
       if (!delivery) return message.ack(); // done, not due, leased elsewhere, or its endpoint is off
       const answer = await post(delivery);
       const delivered = answer.error === null;
@@ -117,7 +129,7 @@ export async function deliverWebhooks(
       const outcome = delivered ? 'delivered' : delay === undefined ? 'failed' : 'pending';
       const failingSince = Date.parse(delivery.failingSince ?? new Date().toISOString());
       const tooLong = !delivered && Date.now() - failingSince >= settings.disableAfterDays * 86_400_000;
-      await recordDeliveryAttempt(env.DB, {
+      await store.recordDeliveryAttempt({
         delivery,
         ...answer,
         outcome,

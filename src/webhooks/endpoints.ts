@@ -5,18 +5,12 @@ import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newId, newWebhookSecret } from '../ids';
 import { checkOutboundUrl } from '../net/outbound-url';
-import { insertTestDelivery, resetDelivery, type WebhookDelivery } from '../store/account/webhook-deliveries';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  type EndpointChanges,
-  findEndpoint,
-  updateEndpoint,
-  type WebhookEndpoint,
-} from '../store/account/webhooks';
+import { accountStore } from '../store/account/client';
+import type { WebhookDelivery } from '../store/account/webhook-deliveries';
+import type { EndpointChanges, WebhookEndpoint } from '../store/account/webhooks';
 import { queueDeliveries } from './deliver';
 import type { EventType } from './events';
-import { forgetSubscriptions } from './produce';
+import { forgetSubscriptions } from './record';
 
 export const webhookNotFound = () =>
   new ApiError('WEBHOOK_NOT_FOUND', 'webhookId: no such webhook endpoint for this account');
@@ -32,7 +26,7 @@ function checkedUrl(env: Bindings, url: string): string {
 }
 
 export async function ownEndpoint(env: Bindings, accountId: string, id: string): Promise<WebhookEndpoint> {
-  const endpoint = await findEndpoint(env.DB, accountId, id);
+  const endpoint = await accountStore(env, accountId).findEndpoint(accountId, id);
   if (!endpoint) throw webhookNotFound();
   return endpoint;
 }
@@ -43,7 +37,7 @@ export async function addEndpoint(
   accountId: string,
   body: { url: string; events: EventType[]; description?: string },
 ): Promise<WebhookEndpoint> {
-  const endpoint = await createEndpoint(env.DB, {
+  const endpoint = await accountStore(env, accountId).createEndpoint({
     id: newId('whk'),
     accountId,
     url: checkedUrl(env, body.url),
@@ -64,7 +58,7 @@ export async function changeEndpoint(
   body: Omit<EndpointChanges, 'secret'> & { rotateSecret?: true },
 ): Promise<{ endpoint: WebhookEndpoint; secret?: string }> {
   const secret = body.rotateSecret ? newWebhookSecret() : undefined;
-  const endpoint = await updateEndpoint(env.DB, accountId, id, {
+  const endpoint = await accountStore(env, accountId).updateEndpoint(accountId, id, {
     ...(body.url === undefined ? {} : { url: checkedUrl(env, body.url) }),
     ...(body.events ? { events: body.events } : {}),
     ...(body.description === undefined ? {} : { description: body.description }),
@@ -77,15 +71,15 @@ export async function changeEndpoint(
 }
 
 export async function removeEndpoint(env: Bindings, accountId: string, id: string): Promise<void> {
-  if (!(await deleteEndpoint(env.DB, accountId, id))) throw webhookNotFound();
+  if (!(await accountStore(env, accountId).deleteEndpoint(accountId, id))) throw webhookNotFound();
   forgetSubscriptions(accountId);
 }
 
 /** Queues a `webhook.test` delivery to the endpoint; its id. */
 export async function sendTestEvent(env: Bindings, accountId: string, id: string): Promise<string> {
   const endpoint = await ownEndpoint(env, accountId, id);
-  const deliveryId = await insertTestDelivery(env.DB, endpoint);
-  await queueDeliveries(env, [deliveryId]);
+  const deliveryId = await accountStore(env, accountId).insertTestDelivery(endpoint);
+  await queueDeliveries(env, accountId, [deliveryId]);
   return deliveryId;
 }
 
@@ -97,8 +91,8 @@ export async function retryDelivery(
   deliveryId: string,
 ): Promise<WebhookDelivery> {
   const endpoint = await ownEndpoint(env, accountId, webhookId);
-  const delivery = await resetDelivery(env.DB, endpoint.id, deliveryId);
+  const delivery = await accountStore(env, accountId).resetDelivery(endpoint.id, deliveryId);
   if (!delivery) throw new ApiError('DELIVERY_NOT_FOUND', 'deliveryId: no such delivery for this endpoint');
-  await queueDeliveries(env, [delivery.id]);
+  await queueDeliveries(env, accountId, [delivery.id]);
   return delivery;
 }

@@ -1,14 +1,10 @@
 // Turning facts into webhook events: which events an email's attempt or an OTP session produces, and
 // recording events that have no transaction of their own to join.
 
-import type { Bindings } from '../env';
-import { IsolateCache } from '../isolate-cache';
 import type { BounceReason, BounceType } from '../mail/bounce-reasons';
 import type { AttemptResult, Recipient } from '../mail/outcome';
 import type { OtpChannel } from '../otp/session';
 import type { EmailRecord } from '../store/account/emails';
-import { deliveriesInsert, insertedIds, subscribedEventTypes } from '../store/account/webhooks';
-import { queueDeliveries } from './deliver';
 import type { EmailEventData, EventType, SuppressionEventData, WebhookEvent } from './events';
 
 type EmailFacts = Pick<EmailRecord, 'id' | 'toAddresses' | 'subject' | 'tags' | 'test'>;
@@ -113,22 +109,3 @@ export const otpEvent = (
   type,
   data: { sessionId: session.sessionId, email: session.email, channel: session.channel },
 });
-
-/**
- * The event types an account's enabled endpoints want, kept in the isolate: most OTP sends produce an event
- * nobody subscribed to, and then cost no D1 statement. Changing an endpoint drops the entry in the isolate
- * that changed it; other isolates see a new subscription within the cache's TTL (see docs/webhooks.md).
- */
-const subscriptions = new IsolateCache<Set<string>>();
-
-/** After an endpoint was created or changed: this isolate reads the account's subscriptions again. */
-export const forgetSubscriptions = (accountId: string) => subscriptions.forget(accountId);
-
-/** Records events of a fact that lives outside D1 (an OTP session) and queues their deliveries. */
-export async function recordEvents(env: Bindings, accountId: string, events: WebhookEvent[]): Promise<void> {
-  const wanted = await subscriptions.get(accountId, () => subscribedEventTypes(env.DB, accountId));
-  const subscribed = events.filter((event) => wanted.has(event.type));
-  if (subscribed.length === 0) return;
-  const result = await deliveriesInsert(env.DB, accountId, subscribed, Date.now()).all();
-  await queueDeliveries(env, insertedIds(result));
-}

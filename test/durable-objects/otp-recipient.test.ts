@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { FLUSH_AFTER_MS } from '../../src/durable-objects/session-outbox';
 import { newSessionId, sessionObjectIdOf } from '../../src/ids';
 import type { NewOtpSession } from '../../src/otp/session';
+import { accountDb } from '../support/account-db';
 import { call, expectError, newAccount, uniqueAddress } from '../support/api';
 import { KEEP_AFTER_EXPIRY_MS, SESSION_ID, sendAndRead, sessionStub, wrongCode } from '../support/otp';
 import type { OtpSent } from '../support/responses';
@@ -195,7 +196,7 @@ describe('OtpRecipient alarm', () => {
     const firstSend = Date.now();
     await stub.start(old, SEND_LIMIT);
     await stub.start(live, SEND_LIMIT);
-    // A day later for `old` only (verified, D1 has its fact): moved past its keep time by hand, then the alarm runs.
+    // A day later for `old` only (verified, the account's object has its fact): moved past its keep time by hand, then the alarm runs.
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec(
         "UPDATE otp_sessions SET expires_at = ?, state = 'verified' WHERE id = ?",
@@ -215,7 +216,7 @@ describe('OtpRecipient alarm', () => {
     expect((await stub.start(newSession(id), SEND_LIMIT)).allowed).toBe(false);
   });
 
-  it('a session that expired pending is recorded in D1 as expired before its row goes', async () => {
+  it("a session that expired pending is recorded in the account's object as expired before its row goes", async () => {
     const { id, stub } = recipient();
     const session = newSession(id);
     await stub.start(session, SEND_LIMIT);
@@ -224,7 +225,7 @@ describe('OtpRecipient alarm', () => {
       state.storage.sql.exec('UPDATE otp_sessions SET expires_at = ? WHERE id = ?', expiredAt, session.sessionId);
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
-    // Kept, with its fact owed to D1, and the alarm back within FLUSH_AFTER_MS to write it.
+    // Kept, with its fact owed to the account's object, and the alarm back within FLUSH_AFTER_MS to write it.
     expect((await storedSessions(stub)).map((s) => s.id)).toEqual([session.sessionId]);
     const next = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
     expect(next!).toBeLessThanOrEqual(Date.now() + FLUSH_AFTER_MS + 1000);
@@ -236,7 +237,8 @@ describe('OtpRecipient alarm', () => {
       );
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
-    const outcome = await env.DB.prepare('SELECT outcome, sent_at, ended_at FROM otp_outcomes WHERE session_id = ?')
+    const outcome = await accountDb('acc_test')
+      .prepare('SELECT outcome, sent_at, ended_at FROM otp_outcomes WHERE session_id = ?')
       .bind(session.sessionId)
       .first();
     expect(outcome).toEqual({ outcome: 'expired', sent_at: expect.any(Number), ended_at: expiredAt });
@@ -255,7 +257,7 @@ describe('OtpRecipient alarm', () => {
   it('after the alarm has run with nothing left, the next send sets a new one (the remembered time is not stale)', async () => {
     const { id, stub } = recipient();
     await stub.start(newSession(id), SEND_LIMIT);
-    // Everything past its keep time (the session locked, D1 has its fact): the alarm deletes it all, sets nothing.
+    // Everything past its keep time (the session locked, its account has its fact): the alarm deletes it all, sets nothing.
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec(
         "UPDATE otp_sessions SET expires_at = ?, state = 'locked'",

@@ -1,10 +1,11 @@
 // The recipient object's outbox: a verification or a lock is kept with the fact itself, so a crash before
-// D1 learns of it loses nothing; the alarm writes it (history row and webhook event), once.
+// the account's object learns of it loses nothing; the alarm writes it (history row and webhook event), once.
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { newSessionId } from '../../src/ids';
 import type { NewOtpSession } from '../../src/otp/session';
+import { accountDb } from '../support/account-db';
 import { call, codeFromInbox, eventually, newAccount, uniqueAddress } from '../support/api';
 import type { OtpSent } from '../support/responses';
 import { newWebhook, receivedAt, waitForEvents } from '../support/webhooks';
@@ -55,24 +56,25 @@ const age = (stub: DurableObjectStub) =>
 /** When the object's alarm is due (null: none). */
 const alarmOf = (stub: DurableObjectStub) => runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
 
-const historyRows = (sessionId: string) =>
-  env.DB.prepare('SELECT COUNT(*) AS n FROM otp_verifications WHERE session_id = ?')
+const historyRows = (accountId: string, sessionId: string) =>
+  accountDb(accountId)
+    .prepare('SELECT COUNT(*) AS n FROM otp_verifications WHERE session_id = ?')
     .bind(sessionId)
     .first<{ n: number }>();
 
 describe('session outbox', () => {
-  it('a verification the Worker never wrote (a crash) reaches D1 and the webhook through the alarm, once', async () => {
+  it("a verification the Worker never wrote (a crash) reaches the account's object and the webhook through the alarm, once", async () => {
     const { accountId, serverKey } = await newAccount();
     const { key } = await newWebhook(serverKey, ['otp.verified']);
     const { stub, session, attempt } = await sessionOf(accountId);
     expect(await stub.verify(attempt(session.codeHash), LIMITS.failures)).toMatchObject({ result: 'verified' });
     expect(await outboxRows(stub)).toEqual([{ kind: 'verified' }]);
-    expect((await historyRows(session.sessionId))!.n).toBe(0);
+    expect((await historyRows(accountId, session.sessionId))!.n).toBe(0);
 
     await age(stub);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await outboxRows(stub)).toEqual([]);
-    expect((await historyRows(session.sessionId))!.n).toBe(1);
+    expect((await historyRows(accountId, session.sessionId))!.n).toBe(1);
     const [event] = await waitForEvents(key, ['otp.verified']);
     expect(event!.payload.data).toEqual({ sessionId: session.sessionId, email: session.email, channel: 'backend' });
 
@@ -96,7 +98,7 @@ describe('session outbox', () => {
     });
     await runDurableObjectAlarm(stub);
     await new Promise((r) => setTimeout(r, 1500));
-    expect((await historyRows(session.sessionId))!.n).toBe(1);
+    expect((await historyRows(accountId, session.sessionId))!.n).toBe(1);
     expect(await receivedAt(key)).toHaveLength(1);
   });
 
@@ -115,7 +117,7 @@ describe('session outbox', () => {
   });
 
   it('through the routes, the engine writes the fact and the outbox lets it go', async () => {
-    const { serverKey } = await newAccount();
+    const { accountId, serverKey } = await newAccount();
     const email = uniqueAddress('settled');
     const sent = await call<OtpSent>('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
     const code = await codeFromInbox(email);
@@ -123,7 +125,7 @@ describe('session outbox', () => {
       token: serverKey,
       body: { sessionId: sent.json.data.sessionId, email, code },
     });
-    expect((await historyRows(sent.json.data.sessionId))!.n).toBe(1);
+    expect((await historyRows(accountId, sent.json.data.sessionId))!.n).toBe(1);
     const objectId = env.OTP_RECIPIENT.idFromString(sent.json.data.sessionId.split('_')[1]!);
     await eventually(
       async () => ((await outboxRows(env.OTP_RECIPIENT.get(objectId))).length === 0 ? true : undefined),

@@ -1,5 +1,5 @@
 // A copy of the service as `npm start` runs it (scripts/start.mjs: migrations, maildev or our own SMTP
-// server, `wrangler dev`, the outbox sweep, a demo account), on its own ports and state directory. It can
+// server, `wrangler dev`, the minute's cron, a demo account), on its own ports and state directory. It can
 // be SIGKILLed as a whole process group and started again on the same state.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // Delivery truth across a crash: the service as `npm start` runs it, SIGKILLed as a process group and
 // started again on the same state. Locally the queue lives in memory, so every queue message dies with
-// the process; only D1 and the outbox sweep bring the mail back.
+// the process; only the accounts' objects and their alarms bring the mail back.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +10,8 @@ import { freePort, LocalService, type Ready, type ReceivedCopy, startRecordingSm
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DEADLINE_MS = 180_000;
 
-// Production's cron runs the sweep every minute; 10 s here only shortens the test (the bound with a
-// one-minute sweep is in docs/delivery.md).
+// A grace of 10 s here only shortens the test (the bound with production's 30 s is in docs/delivery.md); the
+// minute's cron (10 s here too) checks domains only.
 const VARS = {
   OUTBOX_GRACE_SECONDS: '10',
   MAIL_RETRY_BASE_SECONDS: '2',

@@ -7,6 +7,7 @@ import { expect, it, vi } from 'vitest';
 import deliveryDoc from '../../docs/delivery.md?raw';
 import worker from '../../src/index';
 import { returnPathAddress } from '../../src/mail/return-path';
+import { accountDb } from '../support/account-db';
 import { admin } from '../support/api';
 import {
   agreementReport,
@@ -34,7 +35,7 @@ function observedClass(recipient: Recipient, deferred: boolean): OutcomeClass {
 
 /** `sentTo`: for each recipient the reference names, the address postcode sent to; `to`: those once each. */
 type Planned = { file: string; raw: Uint8Array; sentTo: string[]; to: string[]; bystanders: string[] };
-type Sent = Planned & { id: string };
+type Sent = Planned & { accountId: string; id: string };
 
 /**
  * What a sample's email goes to: the addresses the reference parser names (where a mailbox forwarded the mail,
@@ -71,7 +72,7 @@ async function accountsFor(planned: Planned[]): Promise<string[]> {
 }
 
 /** The sample through email(), once its email is SENT, and what became of each recipient. */
-async function deliver({ file, raw, id, sentTo, bystanders }: Sent): Promise<SampleResult> {
+async function deliver({ file, raw, accountId, id, sentTo, bystanders }: Sent): Promise<SampleResult> {
   const message = {
     from: 'MAILER-DAEMON@mx.corpus.example',
     to: await returnPathAddress(env.DKIM_KEY_SECRET, id, RETURN_PATH_DOMAIN),
@@ -83,10 +84,11 @@ async function deliver({ file, raw, id, sentTo, bystanders }: Sent): Promise<Sam
     },
   } as unknown as ForwardableEmailMessage;
   await worker.email(message, env);
-  const [recipients, events, suppressions] = await env.DB.batch([
-    env.DB.prepare('SELECT address, status, bounce_type FROM email_recipients WHERE email_id = ?').bind(id),
-    env.DB.prepare('SELECT type, detail FROM email_events WHERE email_id = ? ORDER BY seq').bind(id),
-    env.DB.prepare('SELECT email FROM suppressions WHERE email_id = ?').bind(id),
+  const db = accountDb(accountId);
+  const [recipients, events, suppressions] = await db.batch([
+    db.prepare('SELECT address, status, bounce_type FROM email_recipients WHERE email_id = ?').bind(id),
+    db.prepare('SELECT type, detail FROM email_events WHERE email_id = ? ORDER BY seq').bind(id),
+    db.prepare('SELECT email FROM suppressions WHERE email_id = ?').bind(id),
   ]);
   const timeline = events!.results as { type: string; detail: string | null }[];
   const afterSent = timeline.slice(timeline.findIndex((e) => e.type === 'sent') + 1);
@@ -108,7 +110,7 @@ async function deliver({ file, raw, id, sentTo, bystanders }: Sent): Promise<Sam
   };
 }
 
-/** `work` over every item, a few at a time: each waits mostly on D1 and SMTP, not on the CPU. */
+/** `work` over every item, a few at a time: each waits mostly on storage and SMTP, not on the CPU. */
 async function inLanes<T, R>(items: T[], work: (item: T, index: number) => Promise<R>, lanes = 8): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
@@ -119,15 +121,24 @@ async function inLanes<T, R>(items: T[], work: (item: T, index: number) => Promi
   return results;
 }
 
-/** Stores an email per sample, sends them through the real consumer (many to a batch), then delivers the samples. */
+/**
+ * Stores an email per sample and sends them through the real consumer, 50 to a batch, then delivers the samples.
+ * Each batch goes right after its emails are stored: an email left QUEUED past the outbox grace would be queued
+ * again by its account's alarm, and that send would race with the batch.
+ */
 async function run(samples: { file: string; raw: Uint8Array }[], alone: boolean): Promise<SampleResult[]> {
   const planned = samples.map(({ file, raw }) => plan(file, raw, alone));
   const accounts = await accountsFor(planned);
-  const sent = await inLanes(planned, async (each, i) => ({
-    ...each,
-    id: await storedEmail(accounts[i]!, [...each.to, ...each.bystanders]),
-  }));
-  for (let i = 0; i < sent.length; i += 50) await runBatch(sent.slice(i, i + 50).map((s) => s.id));
+  const sent: Sent[] = [];
+  for (let i = 0; i < planned.length; i += 50) {
+    const batch = await inLanes(planned.slice(i, i + 50), async (each, k) => ({
+      ...each,
+      accountId: accounts[i + k]!,
+      id: await storedEmail(accounts[i + k]!, [...each.to, ...each.bystanders]),
+    }));
+    await runBatch(batch.map((s) => s.id));
+    sent.push(...batch);
+  }
   return inLanes(sent, deliver);
 }
 

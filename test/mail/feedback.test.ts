@@ -2,11 +2,13 @@
 // recipient, the email, the suppression list and a real webhook receiver.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { newEmailId } from '../../src/ids';
 import worker from '../../src/index';
 import type { DeliveryEvent } from '../../src/mail/delivery-events';
 import { applyDeliveryEvent } from '../../src/mail/feedback';
 import { returnPathAddress } from '../../src/mail/return-path';
-import { findEmail } from '../../src/store/account/emails';
+import { accountStore } from '../../src/store/account/client';
+import { accountDb } from '../support/account-db';
 import { call, eventually, newAccount, uniqueAddress } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import {
@@ -45,7 +47,7 @@ async function sentEmail(to: string | string[], fields: { test?: boolean } = {})
   ]);
   const id = await storedEmail(account.accountId, to, fields);
   await runBatch([id]);
-  expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT' });
+  expect(await accountStore(env, account.accountId).findEmail(id)).toMatchObject({ status: 'SENT' });
   return { ...account, id, hook: hook.key, messageId: `<${id}@postcode.dev>` };
 }
 
@@ -112,7 +114,7 @@ describe('email(): delivery status notifications at the return path', () => {
     // The next mail to that address is skipped.
     const next = await storedEmail(sent.accountId, to);
     await runBatch([next]);
-    expect(await findEmail(env.DB, next)).toMatchObject({ status: 'SUPPRESSED' });
+    expect(await accountStore(env, sent.accountId).findEmail(next)).toMatchObject({ status: 'SUPPRESSED' });
   });
 
   it.each([
@@ -224,8 +226,9 @@ describe('email(): delivery status notifications at the return path', () => {
     const to = uniqueAddress('testmode');
     const sent = await sentEmail(to, { test: true });
     await receive(postfixBounce({ to: await returnPath(sent.id), recipient: to }));
-    expect((await findEmail(env.DB, sent.id))!.status).toBe('BOUNCED');
-    const listed = await env.DB.prepare('SELECT COUNT(*) AS n FROM suppressions WHERE account_id = ?')
+    expect((await accountStore(env, sent.accountId).findEmail(sent.id))!.status).toBe('BOUNCED');
+    const listed = await accountDb(sent.accountId)
+      .prepare('SELECT COUNT(*) AS n FROM suppressions WHERE account_id = ?')
       .bind(sent.accountId)
       .first<{ n: number }>();
     expect(listed!.n).toBe(0);
@@ -299,7 +302,7 @@ describe('email(): what is not a report for postcode', () => {
       abuseReport({
         to: `fbl@${RETURN_PATH_DOMAIN}`,
         recipient: to,
-        messageId: '<em_aaaaaaaaaaaaaaaaaaaa@postcode.dev>',
+        messageId: `<${newEmailId(sent.accountId)}@postcode.dev>`,
       }),
     );
     expect((await detailOf(sent.mailKey, sent.id)).recipients[0]!.status).toBe('SENT');
@@ -356,7 +359,7 @@ describe('applyDeliveryEvent(): a bounce’s type and reason', () => {
     // The next mail to that address goes out.
     const next = await storedEmail(sent.accountId, to);
     await runBatch([next]);
-    expect(await findEmail(env.DB, next)).toMatchObject({ status: 'SENT' });
+    expect(await accountStore(env, sent.accountId).findEmail(next)).toMatchObject({ status: 'SENT' });
   });
 
   it('a hard bounce for an unknown user: suppressed, the webhooks carry the reason, suppression.added as it was', async () => {

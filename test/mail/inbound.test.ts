@@ -4,7 +4,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import worker from '../../src/index';
 import { returnPathAddress } from '../../src/mail/return-path';
-import { findEmail } from '../../src/store/account/emails';
+import { accountStore } from '../../src/store/account/client';
 import { call, newAccount, uniqueAddress } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import { abuseReport, inboundMessage, postfixBounce, type ReportFixture } from '../support/reports';
@@ -22,7 +22,7 @@ async function sentEmail(to: string[]) {
   const account = await newAccount();
   const id = await storedEmail(account.accountId, to);
   await runBatch([id]);
-  expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT' });
+  expect(await accountStore(env, account.accountId).findEmail(id)).toMatchObject({ status: 'SENT' });
   return { ...account, id, messageId: `<${id}@postcode.dev>` };
 }
 

@@ -5,7 +5,8 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HALF_OPEN_AFTER_MS, resetBreakers } from '../../src/mail/routes/breaker';
-import { findEmail } from '../../src/store/account/emails';
+import { accountStore } from '../../src/store/account/client';
+import { accountDb } from '../support/account-db';
 import { call, codeFromInbox, inbox, newAccount, postWith, uniqueAddress } from '../support/api';
 import { makeDue, runBatch, storedEmail } from '../support/delivery';
 import { newRelay, setRelayMode, relayStats as statsOf } from '../support/relays';
@@ -33,11 +34,10 @@ const withRoutes = (routes: object[], more: Partial<Cloudflare.Env> = {}): Cloud
 });
 
 const detail = async (accountId: string, id: string) => {
-  const email = await findEmail(env.DB, id);
+  const email = await accountStore(env, accountId).findEmail(id);
   expect(email?.accountId).toBe(accountId);
-  return env.DB.prepare(
-    'SELECT address, status, route, provider_id FROM email_recipients WHERE email_id = ? ORDER BY position',
-  )
+  return accountDb(accountId)
+    .prepare('SELECT address, status, route, provider_id FROM email_recipients WHERE email_id = ? ORDER BY position')
     .bind(id)
     .all<{ address: string; status: string; route: string | null; provider_id: string | null }>()
     .then((r) => r.results);
@@ -152,7 +152,7 @@ describe('failover between SMTP routes', () => {
     const bindings = withRoutes([smtp('a', env.FLAKY_SMTP_PORT), smtp('b', env.DOWN_SMTP_PORT)]);
     const result = await runBatch([id], 1, 'postcode-mail', bindings);
     expect(result.retryMessages).toHaveLength(1);
-    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    expect(await accountStore(env, accountId).findEmail(id)).toMatchObject({ status: 'QUEUED', attempts: 1 });
   });
 });
 
@@ -200,7 +200,7 @@ describe('the breaker never holds a retry that has nothing else to try', () => {
     const to = uniqueAddress('held');
     const id = await storedEmail(accountId, to);
     await runBatch([id], 1, 'postcode-mail', bindings);
-    expect(await findEmail(env.DB, id)).toMatchObject({
+    expect(await accountStore(env, accountId).findEmail(id)).toMatchObject({
       status: 'QUEUED',
       attempts: 1,
       lastReply: expect.stringMatching(/circuit breaker is open/),
@@ -240,7 +240,8 @@ describe('the breaker never holds a retry that has nothing else to try', () => {
     );
     expect(result.retryMessages).toHaveLength(2);
     expect((await statsOf(port)).reset).toBe(4);
-    for (const { id } of retries) expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 2 });
+    for (const { id } of retries)
+      expect(await accountStore(env, accountId).findEmail(id)).toMatchObject({ status: 'QUEUED', attempts: 2 });
   });
 
   it('another route open: a retry goes through it and leaves the open one alone', async () => {
@@ -251,7 +252,7 @@ describe('the breaker never holds a retry that has nothing else to try', () => {
       await runBatch([await storedEmail(accountId, uniqueAddress('down'))], 1, 'postcode-mail', bindings);
     expect((await statsOf(port)).reset).toBe(3);
     const id = await storedEmail(accountId, uniqueAddress('retry'));
-    await env.DB.prepare('UPDATE emails SET attempts = 1 WHERE id = ?').bind(id).run();
+    await accountDb(accountId).prepare('UPDATE emails SET attempts = 1 WHERE id = ?').bind(id).run();
     await runBatch([id], 2, 'postcode-mail', bindings);
     expect(await detail(accountId, id)).toMatchObject([{ status: 'SENT', route: 'steady' }]);
     expect((await statsOf(port)).reset).toBe(3);
@@ -360,9 +361,10 @@ describe('the cloudflare route (send_email binding EMAIL)', () => {
       { address: blocked, status: 'SUPPRESSED', route: 'cf' },
       { address: fine, status: 'SENT', route: 'cf' },
     ]);
-    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT' });
+    expect(await accountStore(env, accountId).findEmail(id)).toMatchObject({ status: 'SENT' });
     // Cloudflare's list is its own: the account's list is not changed.
-    const listed = await env.DB.prepare('SELECT COUNT(*) AS n FROM suppressions WHERE account_id = ?')
+    const listed = await accountDb(accountId)
+      .prepare('SELECT COUNT(*) AS n FROM suppressions WHERE account_id = ?')
       .bind(accountId)
       .first<{ n: number }>();
     expect(listed!.n).toBe(0);
@@ -381,7 +383,7 @@ describe('the cloudflare route (send_email binding EMAIL)', () => {
     const refused = await storedEmail(accountId, uniqueAddress('cf-refused'));
     const strict = recordingBinding(() => 'E_SENDER_NOT_VERIFIED');
     await runBatch([refused], 1, 'postcode-mail', withRoutes(routes, { EMAIL: strict.binding }));
-    expect(await findEmail(env.DB, refused)).toMatchObject({
+    expect(await accountStore(env, accountId).findEmail(refused)).toMatchObject({
       status: 'FAILED',
       lastReply: expect.stringMatching(/E_SENDER_NOT_VERIFIED/),
     });

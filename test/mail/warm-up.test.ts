@@ -1,7 +1,7 @@
 // Daily warm-up allowance (decisions.md "Mail"): recipients per UTC day for route 1, set by the operator
 // with PUT /admin/v1/settings { dailyAllowance }; null = unlimited.
-import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
+import { accountDb } from '../support/account-db';
 import {
   type ApiResponse,
   admin,
@@ -29,20 +29,21 @@ async function setAllowance(dailyAllowance: number | null) {
 }
 
 /**
- * Recipients already accepted today. The allowance is service-wide and the tests of this file share
- * storage, so each test sets its allowance relative to what earlier tests used.
+ * Recipients the account has already had accepted today. The allowance is counted per account (in the
+ * account's own database), so each test sets its allowance relative to what its account used.
  */
-async function usedToday(): Promise<number> {
+async function usedToday(accountId: string): Promise<number> {
   const day = new Date().toISOString().slice(0, 10);
-  const row = await env.DB.prepare('SELECT recipients FROM daily_usage WHERE day = ?')
+  const row = await accountDb(accountId)
+    .prepare('SELECT recipients FROM daily_usage WHERE day = ?')
     .bind(day)
     .first<{ recipients: number }>();
   return row?.recipients ?? 0;
 }
 
-/** Allows exactly `room` more recipients today. */
-async function allowMore(room: number) {
-  await setAllowance((await usedToday()) + room);
+/** Allows exactly `room` more recipients today to the account. */
+async function allowMore(accountId: string, room: number) {
+  await setAllowance((await usedToday(accountId)) + room);
 }
 
 const nextUtcMidnight = (ms: number) => {
@@ -90,8 +91,8 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
   });
 
   it('allowance 3: 2 recipients pass, 2 more would exceed → 429, 1 more passes, then everything → 429', async () => {
-    const { mailKey } = await newAccount();
-    await allowMore(3);
+    const { accountId, mailKey } = await newAccount();
+    await allowMore(accountId, 3);
     const [a, b, c, d, e] = Array.from({ length: 5 }, () => uniqueAddress('warmup-three'));
 
     expect((await queue(mailKey, mail([a!, b!]))).status).toBe(200);
@@ -109,23 +110,23 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
   });
 
   it('duplicate recipients count once', async () => {
-    const { mailKey } = await newAccount();
-    await allowMore(2);
+    const { accountId, mailKey } = await newAccount();
+    await allowMore(accountId, 2);
     const a = uniqueAddress('warmup-dup');
     const b = uniqueAddress('warmup-dup');
     expect((await queue(mailKey, mail([a, b, a.toUpperCase(), b]))).status).toBe(200);
     // Exactly two were counted: no room is left.
     expectDailyLimit(await queue(mailKey, mail(uniqueAddress('warmup-dup'))));
 
-    await allowMore(1);
+    await allowMore(accountId, 1);
     const c = uniqueAddress('warmup-dup');
     expect((await queue(mailKey, mail([c, c, c]))).status).toBe(200);
     expectDailyLimit(await queue(mailKey, mail(uniqueAddress('warmup-dup'))));
   });
 
   it('concurrent sends never pass the allowance', async () => {
-    const { mailKey } = await newAccount();
-    await allowMore(5);
+    const { accountId, mailKey } = await newAccount();
+    await allowMore(accountId, 5);
     const results = await Promise.all(
       Array.from({ length: 12 }, () => queue(mailKey, mail(uniqueAddress('warmup-race')))),
     );
@@ -152,8 +153,8 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
   });
 
   it('an Idempotency-Key replay returns the first response even when the allowance is used up', async () => {
-    const { mailKey } = await newAccount();
-    await allowMore(1);
+    const { accountId, mailKey } = await newAccount();
+    await allowMore(accountId, 1);
     const body = mail(uniqueAddress('warmup-idem'));
     const headers = { 'Idempotency-Key': `warmup-${crypto.randomUUID()}` };
     const first = await queue(mailKey, body, headers);
@@ -203,7 +204,7 @@ describe('daily warm-up allowance on POST /api/v1/emails', () => {
   it('a request refused for another reason (403 SENDER_NOT_VERIFIED, 404, 400) uses up no allowance', async () => {
     const mine = await newAccount();
     const other = await newAccount();
-    await allowMore(1);
+    await allowMore(mine.accountId, 1);
 
     for (const senderEmailId of [other.senderId, 'snd_unknownunknown']) {
       const res = await queue(mine.mailKey, { ...mail(uniqueAddress('warmup-403')), senderEmailId });

@@ -1,59 +1,68 @@
-// A verify consumes its session before the history row is written. When that D1 write fails, the
-// caller still gets its success (it could not retry a consumed session) and the row reaches D1
-// through the queue; the write is idempotent per session.
+// A verify consumes its session before the history row is written. When that write to the account's object
+// fails, the caller still gets its success (it could not retry a consumed session) and the row reaches the
+// object through the queue; the write is idempotent per session.
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import worker from '../../src/index';
 import type { VerificationEntry } from '../../src/otp/session';
 import type { MailJob } from '../../src/queue/jobs';
+import { accountDb } from '../support/account-db';
 import { call, eventually, expectError, newAccount, uniqueAddress } from '../support/api';
 import { sendAndRead } from '../support/otp';
 
-/** The worker's bindings, except that D1 refuses every write of verification history. */
-function bindingsWithFailingHistory(): Cloudflare.Env {
-  const db = new Proxy(env.DB, {
-    get(target, property) {
-      if (property === 'prepare') {
-        return (sql: string) =>
-          sql.includes('INTO otp_verifications')
-            ? { bind: () => ({ run: () => Promise.reject(new Error('D1_ERROR: simulated outage')) }) }
-            : target.prepare(sql);
-      }
-      const value = Reflect.get(target, property);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return { ...env, DB: db };
-}
+type Run = (accountId: string, operation: string, args: unknown[]) => Promise<unknown>;
 
-/** The worker's bindings, except that every D1 batch (the history write is one) takes 400 ms longer. */
-function bindingsWithSlowBatches(): Cloudflare.Env {
-  const db = new Proxy(env.DB, {
+/** The worker's bindings, except that every account object's `run` (each operation on its tables) goes through `wrap`. */
+function bindingsWithAccountStore(wrap: (run: Run, operation: string) => Run): Cloudflare.Env {
+  const namespace = new Proxy(env.ACCOUNT_STORE, {
     get(target, property) {
-      if (property === 'batch') {
-        return async (statements: D1PreparedStatement[]) => {
-          await new Promise((resolve) => setTimeout(resolve, 400));
-          return target.batch(statements);
+      if (property === 'get') {
+        return (id: DurableObjectId) => {
+          const stub = target.get(id);
+          return new Proxy(stub, {
+            get(stubTarget, name) {
+              if (name !== 'run') return Reflect.get(stubTarget, name);
+              return (accountId: string, operation: string, args: unknown[]) =>
+                wrap((...call) => (stubTarget.run as unknown as Run)(...call), operation)(accountId, operation, args);
+            },
+          });
         };
       }
       const value = Reflect.get(target, property);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-  return { ...env, DB: db };
+  return { ...env, ACCOUNT_STORE: namespace };
 }
 
-const historyRows = async (sessionId: string) =>
-  (await env.DB.prepare('SELECT session_id, email FROM otp_verifications WHERE session_id = ?').bind(sessionId).all())
-    .results;
+/** The worker's bindings, except that the account's object refuses every write of verification history. */
+const bindingsWithFailingHistory = (): Cloudflare.Env =>
+  bindingsWithAccountStore((run, operation) =>
+    operation === 'recordVerification' ? () => Promise.reject(new Error('simulated outage')) : run,
+  );
+
+/** The worker's bindings, except that every operation on the account's object (the history write is one) takes 400 ms longer. */
+const bindingsWithSlowAccountStore = (): Cloudflare.Env =>
+  bindingsWithAccountStore((run) => async (...call) => {
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    return run(...call);
+  });
+
+const historyRows = async (accountId: string, sessionId: string) =>
+  (
+    await accountDb(accountId)
+      .prepare('SELECT session_id, email FROM otp_verifications WHERE session_id = ?')
+      .bind(sessionId)
+      .all()
+  ).results;
 
 describe('verification history is written after the verify has answered', () => {
-  it('the verify does not wait for D1, and the history route right after it reads its own verification', async () => {
-    const { serverKey } = await newAccount();
+  it('the verify does not wait for the history write, and the history route right after it reads its own verification', async () => {
+    const { accountId, serverKey } = await newAccount();
     const email = uniqueAddress('history-after');
     const { sessionId, code } = await sendAndRead('/api/v1/backend-otp/send', serverKey, email);
-    const bindings = bindingsWithSlowBatches();
+    const bindings = bindingsWithSlowAccountStore();
 
     const res = await call('POST', '/api/v1/backend-otp/verify', {
       token: serverKey,
@@ -62,7 +71,7 @@ describe('verification history is written after the verify has answered', () => 
     });
     expect(res.json).toEqual({ success: true, data: { verified: true } });
     // Answered while the (slowed) history write is still under way.
-    expect(await historyRows(sessionId)).toEqual([]);
+    expect(await historyRows(accountId, sessionId)).toEqual([]);
 
     const history = await call<{ verifications: { email: string }[] }>('GET', '/api/v1/backend-otp/verifications', {
       token: serverKey,
@@ -73,9 +82,9 @@ describe('verification history is written after the verify has answered', () => 
   });
 });
 
-describe('verification history when D1 fails during the verify', () => {
+describe('verification history when its write fails during the verify', () => {
   it('the verify answers verified, the session is consumed, and the row arrives through the queue', async () => {
-    const { serverKey } = await newAccount();
+    const { accountId, serverKey } = await newAccount();
     const email = uniqueAddress('history-outage');
     const { sessionId, code } = await sendAndRead('/api/v1/backend-otp/send', serverKey, email);
 
@@ -86,10 +95,10 @@ describe('verification history when D1 fails during the verify', () => {
     });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     expect(res.json).toEqual({ success: true, data: { verified: true } });
-    expect(await historyRows(sessionId)).toEqual([]);
+    expect(await historyRows(accountId, sessionId)).toEqual([]);
 
     const rows = await eventually(async () => {
-      const found = await historyRows(sessionId);
+      const found = await historyRows(accountId, sessionId);
       return found.length > 0 ? found : undefined;
     }, 'the history row written by the queue consumer');
     expect(rows).toEqual([{ session_id: sessionId, email: email.toLowerCase() }]);
@@ -132,7 +141,7 @@ describe('queue consumer: verification history jobs', () => {
     const result = await runHistoryBatch([entry(accountId, sessionId), entry(accountId, sessionId)]);
     expect(result.explicitAcks.sort()).toEqual(['history-0', 'history-1']);
     expect(result.retryMessages).toEqual([]);
-    expect(await historyRows(sessionId)).toHaveLength(1);
+    expect(await historyRows(accountId, sessionId)).toHaveLength(1);
   });
 
   it('a failed write is retried, not acked (and needs no SMTP configuration)', async () => {
@@ -142,6 +151,6 @@ describe('queue consumer: verification history jobs', () => {
     const result = await runHistoryBatch([entry(accountId, sessionId)], bindings);
     expect(result.explicitAcks).toEqual([]);
     expect(result.retryMessages.map((m) => m.msgId)).toEqual(['history-0']);
-    expect(await historyRows(sessionId)).toEqual([]);
+    expect(await historyRows(accountId, sessionId)).toEqual([]);
   });
 });

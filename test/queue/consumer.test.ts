@@ -3,12 +3,16 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { newEmailId } from '../../src/ids';
 import { sendOtp, verifyOtp } from '../../src/otp/engine';
 import { retryDelaySeconds } from '../../src/queue/retry';
-import { findEmail } from '../../src/store/account/emails';
+import { accountStore } from '../../src/store/account/client';
 import { codeFromInbox, inbox, newAccount, uniqueAddress } from '../support/api';
 import { makeDue, runBatch, runJobs, storedEmail } from '../support/delivery';
 import { sessionStub } from '../support/otp';
+
+/** The email as its account's object holds it. */
+const findEmail = (accountId: string, id: string) => accountStore(env, accountId).findEmail(id);
 
 describe('queue consumer: delivery outcomes', () => {
   it('acks each message on its own: accepted → SENT, 550 → FAILED, 451 → retried with a delay', async () => {
@@ -28,7 +32,7 @@ describe('queue consumer: delivery outcomes', () => {
     expect(result.retryMessages.map((m) => m.msgId)).toEqual([`msg-2-${ids[2]}`]);
     expect(result.delays).toEqual({ [`msg-2-${ids[2]}`]: 10 });
 
-    const [ok, rejected, temp] = await Promise.all(ids.map((id) => findEmail(env.DB, id)));
+    const [ok, rejected, temp] = await Promise.all(ids.map((id) => findEmail(accountId, id)));
     expect(ok).toMatchObject({ status: 'SENT', attempts: 1 });
     expect(ok!.sentAt).not.toBeNull();
     expect(rejected).toMatchObject({ status: 'FAILED', attempts: 1 });
@@ -42,11 +46,11 @@ describe('queue consumer: delivery outcomes', () => {
     // Early, the retry's message is a duplicate: acked, nothing sent. Once due, it is delivered once,
     // with the same Message-ID.
     expect((await runBatch([ids[2]!], 2)).explicitAcks).toEqual([`msg-0-${ids[2]}`]);
-    expect(await findEmail(env.DB, ids[2]!)).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    expect(await findEmail(accountId, ids[2]!)).toMatchObject({ status: 'QUEUED', attempts: 1 });
     await makeDue(ids[2]!);
     const retry = await runBatch([ids[2]!], 2);
     expect(retry.explicitAcks).toEqual([`msg-0-${ids[2]}`]);
-    expect(await findEmail(env.DB, ids[2]!)).toMatchObject({ status: 'SENT', attempts: 2 });
+    expect(await findEmail(accountId, ids[2]!)).toMatchObject({ status: 'SENT', attempts: 2 });
     const delivered = await inbox(tempTo);
     expect(delivered).toHaveLength(1);
     expect(delivered[0]!.messageId).toBe(`<${ids[2]}@postcode.dev>`);
@@ -59,7 +63,7 @@ describe('queue consumer: delivery outcomes', () => {
     const result = await runBatch([id, id]);
     expect(result.explicitAcks.sort()).toEqual([`msg-0-${id}`, `msg-1-${id}`]);
     expect(result.retryMessages).toEqual([]);
-    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT', attempts: 1 });
+    expect(await findEmail(accountId, id)).toMatchObject({ status: 'SENT', attempts: 1 });
     expect(await inbox(to)).toHaveLength(1);
   });
 
@@ -82,11 +86,11 @@ describe('queue consumer: delivery outcomes', () => {
     const result = await runBatch(ids);
     expect(result.retryMessages.map((m) => m.msgId)).toEqual([`msg-0-${ids[0]}`]);
     expect(result.explicitAcks).toEqual([`msg-1-${ids[1]}`]);
-    expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'QUEUED' });
+    expect(await findEmail(accountId, ids[0]!)).toMatchObject({ status: 'QUEUED' });
     expect(await inbox(afterTo)).toHaveLength(1);
     await makeDue(ids[0]!);
     await runBatch([ids[0]!], 2);
-    expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'SENT' });
+    expect(await findEmail(accountId, ids[0]!)).toMatchObject({ status: 'SENT' });
     expect(await inbox(dropTo)).toHaveLength(1);
   });
 
@@ -95,7 +99,7 @@ describe('queue consumer: delivery outcomes', () => {
     const id = await storedEmail(accountId, uniqueAddress('down'));
     const result = await runBatch([id], 1, 'postcode-mail', { ...env, SMTP_PORT: '9' });
     expect(result.retryMessages).toHaveLength(1);
-    const email = await findEmail(env.DB, id);
+    const email = await findEmail(accountId, id);
     expect(email).toMatchObject({ status: 'QUEUED', attempts: 1 });
     expect(email!.lastReply).toBeTruthy();
   });
@@ -106,15 +110,17 @@ describe('queue consumer: delivery outcomes', () => {
     const id = await storedEmail(accountId, to);
     const result = await runBatch([id], 1, 'postcode-mail', { ...env, SMTP_SECURE: 'starttls' });
     expect(result.retryMessages.map((m) => m.msgId)).toEqual([`msg-0-${id}`]);
-    const email = await findEmail(env.DB, id);
+    const email = await findEmail(accountId, id);
     expect(email).toMatchObject({ status: 'QUEUED', attempts: 1 });
     expect(email!.lastReply).toMatch(/STARTTLS/);
     expect(await inbox(to)).toHaveLength(0);
   });
 
   it('acks messages for unknown emails', async () => {
-    const result = await runBatch(['em_doesnotexist']);
-    expect(result.explicitAcks).toEqual(['msg-0-em_doesnotexist']);
+    const { accountId } = await newAccount();
+    const unknown = newEmailId(accountId);
+    const result = await runBatch([unknown]);
+    expect(result.explicitAcks).toEqual([`msg-0-${unknown}`]);
   });
 });
 
@@ -171,14 +177,14 @@ describe('queue consumer: OTP retries', () => {
 });
 
 describe('dead-letter queue consumer', () => {
-  it('acks and leaves a QUEUED email to its row: the outbox sweep queues it again', async () => {
+  it("acks and leaves a QUEUED email to its row: the account's alarm queues it again", async () => {
     const { accountId } = await newAccount();
     const to = uniqueAddress('tempfail-always');
     const id = await storedEmail(accountId, to);
     await runBatch([id]);
     const result = await runBatch([id], 6, 'postcode-mail-dlq');
     expect(result.explicitAcks).toEqual([`msg-0-${id}`]);
-    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    expect(await findEmail(accountId, id)).toMatchObject({ status: 'QUEUED', attempts: 1 });
     expect(await inbox(to)).toHaveLength(0);
   });
 
@@ -193,7 +199,7 @@ describe('dead-letter queue consumer', () => {
     }
     const last = await runBatch([id], 3, 'postcode-mail', bindings);
     expect(last.explicitAcks).toEqual([`msg-0-${id}`]);
-    const email = await findEmail(env.DB, id);
+    const email = await findEmail(accountId, id);
     expect(email).toMatchObject({ status: 'FAILED', attempts: 3 });
     expect(email!.lastReply).toMatch(/451/);
     expect(await inbox(to)).toHaveLength(0);
@@ -204,7 +210,7 @@ describe('dead-letter queue consumer', () => {
     const id = await storedEmail(accountId, uniqueAddress('ok'));
     await runBatch([id]);
     await runBatch([id], 6, 'postcode-mail-dlq');
-    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'SENT' });
+    expect(await findEmail(accountId, id)).toMatchObject({ status: 'SENT' });
   });
 });
 

@@ -4,7 +4,9 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from 'clou
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import worker from '../../src/index';
-import { findEmail } from '../../src/store/account/emails';
+import { accountStore } from '../../src/store/account/client';
+import { noteProviderIds } from '../../src/store/directory';
+import { accountDb } from '../support/account-db';
 import { call, newAccount, uniqueAddress } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import type { EmailDetail, SuppressionList } from '../support/responses';
@@ -93,7 +95,8 @@ async function sentThroughCloudflare(to: string[]) {
   const account = await newAccount();
   const id = await storedEmail(account.accountId, to);
   await runBatch([id], 1, 'postcode-mail', CF_ENV);
-  const row = await env.DB.prepare('SELECT provider_id FROM email_recipients WHERE email_id = ? AND position = 0')
+  const row = await accountDb(account.accountId)
+    .prepare('SELECT provider_id FROM email_recipients WHERE email_id = ? AND position = 0')
     .bind(id)
     .first<{ provider_id: string }>();
   return { ...account, id, providerId: row!.provider_id };
@@ -186,11 +189,16 @@ describe('queue postcode-email-events: Cloudflare Email Service events', () => {
     const providerId = `<early-${crypto.randomUUID()}@postcode.dev>`;
     const early = cloudflareEvent('delivered', providerId, to);
     expect((await consume([early])).retryMessages).toHaveLength(1);
-    // The answer is stored now (as the consumer stores the binding's message id).
+    // The answer is stored now (as the consumer stores the binding's message id: on the recipient in the
+    // account's object, and in the provider index that leads an event to the account).
     await runBatch([id], 1, 'postcode-mail', CF_ENV);
-    await env.DB.prepare('UPDATE email_recipients SET provider_id = ? WHERE email_id = ?').bind(providerId, id).run();
+    await accountDb(accountId)
+      .prepare('UPDATE email_recipients SET provider_id = ? WHERE email_id = ?')
+      .bind(providerId, id)
+      .run();
+    await noteProviderIds(env, accountId, [providerId]);
     expect((await consume([early])).explicitAcks).toEqual(['event-0']);
-    expect((await findEmail(env.DB, id))!.status).toBe('DELIVERED');
+    expect((await accountStore(env, accountId).findEmail(id))!.status).toBe('DELIVERED');
     expect((await detailOf(mailKey, id)).recipients[0]!.status).toBe('DELIVERED');
   });
 });

@@ -2,17 +2,22 @@
 // asked (the consumer asks at most every 10 s), and never touches a row another consumer holds.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { recordAttempt } from '../../src/store/account/delivery';
-import { findEmail } from '../../src/store/account/emails';
+import { accountStore } from '../../src/store/account/client';
+import { accountDb, accountIdOfEmail, emailDb } from '../support/account-db';
 import { newAccount, uniqueAddress } from '../support/api';
 import { storedEmail } from '../support/delivery';
 
 const OWNER = 'consumer-under-test';
 const soon = Date.now() + 5_000;
 
-const leaseOf = async (id: string) =>
-  (await env.DB.prepare('SELECT lease_until FROM emails WHERE id = ?').bind(id).first<{ lease_until: number }>())!
-    .lease_until;
+const leaseOf = async (id: string) => {
+  const db = await emailDb(id);
+  const row = await db.prepare('SELECT lease_until FROM emails WHERE id = ?').bind(id).first<{ lease_until: number }>();
+  return row!.lease_until;
+};
+
+/** The email as its account's object holds it. */
+const findEmail = async (id: string) => accountStore(env, await accountIdOfEmail(id)).findEmail(id);
 
 async function batchOfThree() {
   const { accountId } = await newAccount();
@@ -22,7 +27,8 @@ async function batchOfThree() {
     await storedEmail(accountId, uniqueAddress('lease-c')),
   ];
   for (const [i, id] of ids.entries()) {
-    await env.DB.prepare('UPDATE emails SET lease_owner = ?, lease_until = ? WHERE id = ?')
+    await accountDb(accountId)
+      .prepare('UPDATE emails SET lease_owner = ?, lease_until = ? WHERE id = ?')
       .bind(i === 2 ? 'another-consumer' : OWNER, soon, id)
       .run();
   }
@@ -30,10 +36,10 @@ async function batchOfThree() {
 }
 
 async function recordFirst(ids: string[], renewLeaseSeconds: number | null) {
-  const email = (await findEmail(env.DB, ids[0]!))!;
+  const email = (await findEmail(ids[0]!))!;
   const [to] = email.toAddresses;
   const sent = { position: 0, address: to!, canonical: to!, status: 'SENT' as const, reply: null };
-  await recordAttempt(env.DB, {
+  await accountStore(env, email.accountId).recordAttempt({
     email,
     result: { recipients: [sent], status: 'SENT', reply: null, suppress: [], events: [] },
     attempted: true,
@@ -48,7 +54,7 @@ describe('recordAttempt and the batch lease', () => {
   it("renews the rest of this consumer's batch when asked, not another consumer's row", async () => {
     const ids = await batchOfThree();
     await recordFirst(ids, 60);
-    expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'SENT' });
+    expect(await findEmail(ids[0]!)).toMatchObject({ status: 'SENT' });
     expect(await leaseOf(ids[1]!)).toBeGreaterThan(Date.now() + 50_000);
     expect(await leaseOf(ids[2]!)).toBe(soon);
   });
@@ -56,7 +62,7 @@ describe('recordAttempt and the batch lease', () => {
   it('leaves the leases alone when not asked', async () => {
     const ids = await batchOfThree();
     await recordFirst(ids, null);
-    expect(await findEmail(env.DB, ids[0]!)).toMatchObject({ status: 'SENT' });
+    expect(await findEmail(ids[0]!)).toMatchObject({ status: 'SENT' });
     expect(await leaseOf(ids[1]!)).toBe(soon);
     expect(await leaseOf(ids[2]!)).toBe(soon);
   });

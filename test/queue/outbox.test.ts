@@ -1,23 +1,38 @@
-// The outbox sweep (scheduled handler): D1 is the truth, so a QUEUED email whose queue message was lost
-// is queued again once overdue, and delivered once through the real queue.
-import { createScheduledController } from 'cloudflare:test';
+// The outbox recovery (the account object's alarm): the object is the truth, so a QUEUED email whose queue
+// message was lost is queued again once overdue, and delivered once through the real queue.
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import worker from '../../src/index';
-import { findEmail } from '../../src/store/account/emails';
+import { config } from '../../src/config';
+import { recoverOverdueMail } from '../../src/queue/producer';
+import { accountObject, accountStore } from '../../src/store/account/client';
+import { ObjectSql } from '../../src/store/account/object-sql';
+import { accountDb, accountIdOfEmail, runAccountAlarm } from '../support/account-db';
 import { admin, call, inbox, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
 import { storedEmail } from '../support/delivery';
 import type { EmailDetail } from '../support/responses';
 
-const sweep = (bindings: Cloudflare.Env = env) => worker.scheduled(createScheduledController(), bindings);
 const ago = (seconds: number) => Date.now() - seconds * 1000;
-const setRow = (id: string, assignments: string, ...values: unknown[]) =>
-  env.DB.prepare(`UPDATE emails SET ${assignments} WHERE id = ?`)
+const setRow = async (id: string, assignments: string, ...values: unknown[]) =>
+  accountDb(await accountIdOfEmail(id))
+    .prepare(`UPDATE emails SET ${assignments} WHERE id = ?`)
     .bind(...values, id)
     .run();
+const findEmail = async (id: string) => accountStore(env, await accountIdOfEmail(id)).findEmail(id);
+/** What the account's alarm does at its time, now. */
+const alarm = async (accountId: string) => {
+  await accountObject(env, accountId).wake();
+};
+const recoveredEvents = async (accountId: string, ids: string[]) =>
+  (await accountDb(accountId)
+    .prepare(
+      `SELECT COUNT(*) AS n FROM email_events WHERE type = 'recovered' AND email_id IN (SELECT value FROM json_each(?))`,
+    )
+    .bind(JSON.stringify(ids))
+    .first<{ n: number }>())!.n;
 
-describe('outbox sweep (scheduled handler)', () => {
-  it('an accepted email whose queue send fails after the answer stays QUEUED, and the sweep delivers it', async () => {
+describe('outbox recovery (the account alarm)', () => {
+  it('an accepted email whose queue send fails after the answer stays QUEUED, and the alarm delivers it', async () => {
     const { mailKey } = await newAccount();
     const to = uniqueAddress('queue-down');
     const failingQueue = { ...env.MAIL_QUEUE, sendBatch: () => Promise.reject(new Error('queue unavailable')) };
@@ -29,10 +44,11 @@ describe('outbox sweep (scheduled handler)', () => {
     expect(res.status).toBe(200);
     const id = res.json.data!.id;
     await new Promise((r) => setTimeout(r, 1000));
-    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED' });
+    expect(await findEmail(id)).toMatchObject({ status: 'QUEUED' });
     expect(await inbox(to)).toHaveLength(0);
     await setRow(id, 'due_at = ?', ago(31));
-    await sweep();
+    // The object set its alarm when it took the email: running it now is what its time would do.
+    expect(await runAccountAlarm(await accountIdOfEmail(id))).toBe(true);
     await waitForStatus(mailKey, id, 'SENT');
     expect(await waitForInbox(to)).toHaveLength(1);
   });
@@ -42,7 +58,7 @@ describe('outbox sweep (scheduled handler)', () => {
     const to = uniqueAddress('lost');
     const id = await storedEmail(accountId, to); // stored, but no queue message: a crash before the send
     await setRow(id, 'due_at = ?', ago(31));
-    await sweep();
+    expect(await runAccountAlarm(accountId)).toBe(true);
     await waitForStatus(mailKey, id, 'SENT');
     await new Promise((r) => setTimeout(r, 1000));
     expect(await inbox(to)).toHaveLength(1);
@@ -56,13 +72,13 @@ describe('outbox sweep (scheduled handler)', () => {
     const id = await storedEmail(accountId, to);
     const future = Date.now() + 60_000;
     await setRow(id, 'due_at = ?, lease_until = ?, lease_owner = ?', ago(120), future, 'dead-consumer');
-    await sweep();
+    await alarm(accountId);
     await new Promise((r) => setTimeout(r, 1500));
-    expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED' });
+    expect(await findEmail(id)).toMatchObject({ status: 'QUEUED' });
     expect(await inbox(to)).toHaveLength(0);
 
     await setRow(id, 'lease_until = ?', ago(1));
-    await sweep();
+    await alarm(accountId);
     await waitForStatus(mailKey, id, 'SENT');
     expect(await waitForInbox(to)).toHaveLength(1);
   });
@@ -80,41 +96,45 @@ describe('outbox sweep (scheduled handler)', () => {
     // Frozen, so that the held email stays held (unfrozen, the sweep's release would queue it, rightly).
     expect((await admin('PUT', '/admin/v1/settings', { frozen: true })).status).toBe(200);
     try {
-      await sweep();
+      await alarm(accountId);
       await new Promise((r) => setTimeout(r, 2000));
       for (const id of [recent, held, retryLater]) {
-        expect(await findEmail(env.DB, id)).toMatchObject({ status: 'QUEUED', attempts: 0 });
+        expect(await findEmail(id)).toMatchObject({ status: 'QUEUED', attempts: 0 });
       }
-      const recovered = await env.DB.prepare(
-        `SELECT COUNT(*) AS n FROM email_events WHERE type = 'recovered' AND email_id IN (?, ?, ?, ?)`,
-      )
-        .bind(recent, held, retryLater, sent)
-        .first<{ n: number }>();
-      expect(recovered!.n).toBe(0);
+      expect(await recoveredEvents(accountId, [recent, held, retryLater, sent])).toBe(0);
     } finally {
       expect((await admin('PUT', '/admin/v1/settings', { frozen: false })).status).toBe(200);
     }
   });
 
-  it('two sweeps at once queue an overdue email once', async () => {
+  it('two alarms at once (interleaving at their queue sends) queue an overdue email once', async () => {
     const { accountId } = await newAccount();
     const id = await storedEmail(accountId, uniqueAddress('twice'));
-    await setRow(id, 'due_at = ?, held = 1', ago(600)); // held so no delivery moves it during the check
-    await setRow(id, 'held = 0');
-    await Promise.all([sweep(), sweep()]);
-    const events = await env.DB.prepare(
-      `SELECT COUNT(*) AS n FROM email_events WHERE type = 'recovered' AND email_id = ?`,
-    )
-      .bind(id)
-      .first<{ n: number }>();
-    expect(events!.n).toBe(1);
+    await setRow(id, 'due_at = ?', ago(600));
+    await Promise.all([alarm(accountId), alarm(accountId)]);
+    expect(await recoveredEvents(accountId, [id])).toBe(1);
   });
 
   it('OUTBOX_GRACE_SECONDS sets the grace period', async () => {
     const { accountId, mailKey } = await newAccount();
     const id = await storedEmail(accountId, uniqueAddress('grace'));
     await setRow(id, 'due_at = ?', ago(5));
-    await sweep({ ...env, OUTBOX_GRACE_SECONDS: '2' });
+    const { graceSeconds } = config({ ...env, OUTBOX_GRACE_SECONDS: '2' }).outbox;
+    const stub = env.ACCOUNT_STORE.get(env.ACCOUNT_STORE.idFromName(accountId));
+    const queued = await runInDurableObject(stub, (_instance, state) =>
+      recoverOverdueMail(env, new ObjectSql(state.storage), accountId, graceSeconds),
+    );
+    expect(queued).toBe(1);
     await waitForStatus(mailKey, id, 'SENT');
+  });
+
+  it('the alarm comes on its own within the grace period of an email left QUEUED', async () => {
+    const { accountId } = await newAccount();
+    await storedEmail(accountId, uniqueAddress('own-alarm'));
+    const stub = env.ACCOUNT_STORE.get(env.ACCOUNT_STORE.idFromName(accountId));
+    const alarmAt = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    const { graceSeconds } = config(env).outbox;
+    expect(alarmAt).not.toBeNull();
+    expect(alarmAt!).toBeLessThanOrEqual(Date.now() + graceSeconds * 1000);
   });
 });

@@ -7,6 +7,7 @@ import worker from '../../src/index';
 import { BOUNCE_REASONS, SENDER_PROBLEM_REASONS } from '../../src/mail/bounce-reasons';
 import { returnPathAddress } from '../../src/mail/return-path';
 import { hourCounts } from '../../src/store/account/metrics';
+import type { AccountSql } from '../../src/store/account/object-sql';
 import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../support/api';
 import { bounce, runBatch, storedEmail } from '../support/delivery';
 import { clearExpiredSession, sendAndRead, sessionStub, wrongCode } from '../support/otp';
@@ -165,29 +166,29 @@ describe('GET /api/v1/metrics', () => {
         ),
       );
       expect(ids.length * (count === 1 ? 1 : 20)).toBe(count);
-      const counting = {
-        prepare: (sql: string) => {
-          const statement = env.DB.prepare(sql);
-          return {
-            bind: (...values: unknown[]) => {
-              const bound = statement.bind(...values);
-              return {
-                all: async <T>() => {
-                  const result = await bound.all<T>();
-                  rowsRead = result.meta.rows_read;
-                  return result;
-                },
-              };
-            },
-          };
-        },
-      } as unknown as D1Database;
       const now = Date.now();
-      const counts = await hourCounts(counting, account.accountId, false, now - 7 * 86_400_000, now + 3600_000);
+      // hourCounts inside the account's object, over its SQLite with each statement's rows read recorded.
+      const store = env.ACCOUNT_STORE.get(env.ACCOUNT_STORE.idFromName(account.accountId));
+      const counts = await runInDurableObject(store, (_instance, state) => {
+        const counting = {
+          plane: 'account',
+          prepare: (sql: string) => ({
+            bind: (...values: SqlStorageValue[]) => ({
+              all: async <T>() => {
+                const cursor = state.storage.sql.exec(sql, ...values);
+                const results = cursor.toArray() as T[];
+                rowsRead = cursor.rowsRead;
+                return { results, meta: { changes: 0, last_row_id: 0 } };
+              },
+            }),
+          }),
+        } as unknown as AccountSql;
+        return hourCounts(counting, account.accountId, false, now - 7 * 86_400_000, now + 3600_000);
+      });
       expect(counts.reduce((sum, c) => sum + c.n, 0)).toBe(count);
       reads.push({ rowsRead, counters: counts.length });
     }
-    // One counter row either way (queued, this hour); D1 reads it and at most the index entry past the range.
+    // One counter row either way (queued, this hour); SQLite reads it and at most the index entry past the range.
     expect(reads.map((r) => r.counters)).toEqual([1, 1]);
     for (const read of reads) expect(read.rowsRead).toBeLessThanOrEqual(read.counters + 1);
   });

@@ -1,6 +1,6 @@
 // The suppression list routes: GET/POST /api/v1/suppressions, DELETE /api/v1/suppressions/{email}.
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { accountDb } from '../support/account-db';
 import { call, expectError, newAccount, uniqueAddress, waitForInbox, waitForStatus } from '../support/api';
 import type { QueuedEmail, Suppression, SuppressionList } from '../support/responses';
 import { newWebhook, waitForEvents } from '../support/webhooks';
@@ -52,7 +52,8 @@ describe('POST /api/v1/suppressions', () => {
         .json.data.id;
     await waitForStatus(mailKey, await queue(), 'SUPPRESSED');
     // Its time has come (no job runs for that): the next mail goes out.
-    await env.DB.prepare('UPDATE suppressions SET expires_at = ? WHERE account_id = ? AND email = ?')
+    await accountDb(accountId)
+      .prepare('UPDATE suppressions SET expires_at = ? WHERE account_id = ? AND email = ?')
       .bind(Date.now() - 1, accountId, to)
       .run();
     await waitForStatus(mailKey, await queue(), 'SENT');

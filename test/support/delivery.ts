@@ -1,21 +1,23 @@
 // Delivery through the real consumer with batches built by hand, so acks, retries and delays are visible.
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { newId } from '../../src/ids';
+import { newEmailId } from '../../src/ids';
 import worker from '../../src/index';
 import { storeBodies } from '../../src/mail/bodies';
 import type { BounceReason } from '../../src/mail/bounce-reasons';
 import { applyDeliveryEvent } from '../../src/mail/feedback';
 import type { MailJob } from '../../src/queue/jobs';
-import { insertEmail } from '../../src/store/account/email-store';
+import { accountStore } from '../../src/store/account/client';
 import type { NewEmail } from '../../src/store/account/emails';
+import { accountIdOfEmail, emailDb } from './account-db';
 
 /**
- * Stores a QUEUED email (SCHEDULED with `scheduledAt`), its body in R2, without producing a queue message, so only our batches
- * deliver it; `fields` replace the defaults.
+ * Stores a QUEUED email (SCHEDULED with `scheduledAt`), its body in R2, without producing a queue message, so only our
+ * batches deliver it, until the account's alarm finds it overdue (OUTBOX_GRACE_SECONDS, 30 s) and queues it itself;
+ * `fields` replace the defaults.
  */
 export async function storedEmail(accountId: string, to: string | string[], fields: Partial<NewEmail> = {}) {
-  const id = fields.id ?? newId('em');
+  const id = fields.id ?? newEmailId(accountId);
   const email: NewEmail = {
     id,
     accountId,
@@ -41,24 +43,27 @@ export async function storedEmail(accountId: string, to: string | string[], fiel
     ...fields,
   };
   await storeBodies(env.BODIES, [email]);
-  await insertEmail(env.DB, email);
+  await accountStore(env, accountId).insertEmail(email);
   return id;
 }
 
 /** The time of the email's next attempt has come (a retry delay has passed). */
 export async function makeDue(id: string) {
-  await env.DB.prepare(`UPDATE emails SET due_at = ${Date.parse('2000-01-01T00:00:00.000Z')} WHERE id = ?`)
+  const db = await emailDb(id);
+  await db
+    .prepare(`UPDATE emails SET due_at = ${Date.parse('2000-01-01T00:00:00.000Z')} WHERE id = ?`)
     .bind(id)
     .run();
 }
 
-export async function runBatch(emailIds: string[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
-  return runJobs(
-    emailIds.map((emailId) => ({ kind: 'email', emailId })),
-    attempts,
-    queueName,
-    bindings,
+/** Email jobs as the producers write them (the account from the id's tag). */
+export const emailJobs = (emailIds: string[]): Promise<MailJob[]> =>
+  Promise.all(
+    emailIds.map(async (emailId) => ({ kind: 'email', accountId: await accountIdOfEmail(emailId), emailId })),
   );
+
+export async function runBatch(emailIds: string[], attempts = 1, queueName = 'postcode-mail', bindings = env) {
+  return runJobs(await emailJobs(emailIds), attempts, queueName, bindings);
 }
 
 /** Runs jobs as written (old shapes included); message ids are `msg-<index>-<emailId or kind>`. */

@@ -4,6 +4,7 @@ import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import { newSessionId, sessionObjectIdOf } from '../../src/ids';
 import type { OtpChannel } from '../../src/otp/session';
+import { accountDb } from './account-db';
 import { call, codeFromInbox } from './api';
 import type { LegacyOtpSent, OtpSent } from './responses';
 
@@ -47,17 +48,18 @@ export async function expireSession(sessionId: string, agoMs = 60_000) {
 
 export type SeededVerification = { email: string; sentAt: string; verifiedAt: string };
 
-/** `count` verifications a minute apart, written straight into D1 (history limit tests). */
+/** `count` verifications a minute apart, written straight into the account's object (history limit tests). */
 export async function seedVerifications(accountId: string, channel: OtpChannel, count: number, prefix: string) {
   const rows: SeededVerification[] = Array.from({ length: count }, (_, i) => ({
     email: `${prefix}${i}@example.com`,
     sentAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000 - 30_000).toISOString(),
     verifiedAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
   }));
-  const insert = env.DB.prepare(
+  const db = accountDb(accountId);
+  const insert = db.prepare(
     'INSERT INTO otp_verifications (id, account_id, channel, session_id, email, sent_at, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  await env.DB.batch(
+  await db.batch(
     rows.map((r) =>
       insert.bind(
         `ver_seed${crypto.randomUUID().slice(0, 12)}`,
@@ -85,7 +87,7 @@ export function expectExpiry(expiresAt: string, window: { before: number; after:
 
 /**
  * The recipient object's alarm clears a session past its keep time: a session that expired pending first has
- * its end owed to D1 (`expired`), which the next alarm writes before the row goes. Runs both alarms.
+ * its end owed to the account's object (`expired`), which the next alarm writes before the row goes. Runs both alarms.
  */
 export async function clearExpiredSession(sessionId: string) {
   const stub = sessionStub(sessionId);

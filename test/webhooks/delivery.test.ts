@@ -1,10 +1,10 @@
 // Events reach a real receiver, signed (Standard Webhooks, verified with the `standardwebhooks` library),
 // through the real queue: email and OTP events, retries with a stable webhook-id, secret rotation,
-// disabling, the sweep. Ordering is never assumed.
-import { createScheduledController } from 'cloudflare:test';
+// disabling, the recovery by the account's alarm. Ordering is never assumed.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import worker from '../../src/index';
+import { accountObject } from '../../src/store/account/client';
+import { accountDb } from '../support/account-db';
 import { call, codeFromInbox, eventually, newAccount, uniqueAddress } from '../support/api';
 import type { OtpSent, QueuedEmail } from '../support/responses';
 import {
@@ -20,6 +20,8 @@ import {
 const EMAIL_EVENTS = ['email.queued', 'email.sent', 'email.deferred', 'email.failed', 'email.suppressed'];
 const OTP_EVENTS = ['otp.sent', 'otp.verified', 'otp.locked', 'email_verification.verified'];
 const ofType = (received: Received[], type: string) => received.filter((r) => r.payload.type === type);
+/** What the account's alarm does at its time, now: pending deliveries overdue by the grace are queued again. */
+const alarm = (accountId: string) => accountObject(env, accountId).wake();
 
 describe('email events', () => {
   it('email.queued and email.sent arrive signed, per recipient, with the email’s facts', async () => {
@@ -130,7 +132,7 @@ describe('OTP events', () => {
   });
 
   it('an endpoint created or changed after a send found no subscriber gets the next otp.sent (the isolate forgets)', async () => {
-    const { serverKey } = await newAccount();
+    const { accountId, serverKey } = await newAccount();
     const send = async () => {
       const email = uniqueAddress('subs');
       const res = await call<OtpSent>('POST', '/api/v1/backend-otp/send', { token: serverKey, body: { email } });
@@ -144,7 +146,8 @@ describe('OTP events', () => {
     const subscribed = await send();
     const received = await waitForEvents(key, ['otp.sent']);
     expect(ofType(received, 'otp.sent').map((r) => r.payload.data.sessionId)).toEqual([subscribed]);
-    const rows = await env.DB.prepare('SELECT data FROM webhook_deliveries WHERE endpoint_id = ?')
+    const rows = await accountDb(accountId)
+      .prepare('SELECT data FROM webhook_deliveries WHERE endpoint_id = ?')
       .bind(webhook.id)
       .all<{ data: string }>();
     expect(rows.results.map((r) => JSON.parse(r.data).sessionId)).toEqual([subscribed]);
@@ -169,11 +172,14 @@ describe('OTP events', () => {
 
 describe('endpoint health and recovery', () => {
   it('an endpoint that has failed every delivery for WEBHOOK_DISABLE_AFTER_DAYS is disabled, with the reason', async () => {
-    const { mailKey } = await newAccount();
+    const { accountId, mailKey } = await newAccount();
     const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
     await controlReceiver(key, { mode: '500' });
     const longAgo = new Date(Date.now() - 6 * 86_400_000).toISOString();
-    await env.DB.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?').bind(longAgo, webhook.id).run();
+    await accountDb(accountId)
+      .prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?')
+      .bind(longAgo, webhook.id)
+      .run();
     await call('POST', `/api/v1/webhooks/${webhook.id}/test`, { token: mailKey });
     const disabled = await eventually(async () => {
       const res = await call<Webhook>('GET', `/api/v1/webhooks/${webhook.id}`, { token: mailKey });
@@ -189,41 +195,44 @@ describe('endpoint health and recovery', () => {
     expect(enabled.json.data.disabledReason).toBeUndefined();
   });
 
-  it('a pending delivery whose queue message was lost is queued again by the sweep', async () => {
-    const { mailKey } = await newAccount();
+  it("a pending delivery whose queue message was lost is queued again by the account's alarm", async () => {
+    const { accountId, mailKey } = await newAccount();
     const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
-    // Recorded in D1 but never queued: as after a crash between the fact and the queue send.
+    // Recorded in the account's object but never queued: as after a crash between the fact and the queue send.
     const ago = Date.now() - 120_000;
-    await env.DB.prepare(
-      `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, due_at, created_at, updated_at)
-       VALUES ('msg_lostinthecrash', ?, 'email.queued', '{}', ?, ?, ?)`,
-    )
+    await accountDb(accountId)
+      .prepare(
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, due_at, created_at, updated_at)
+         VALUES ('msg_lostinthecrash', ?, 'email.queued', '{}', ?, ?, ?)`,
+      )
       .bind(webhook.id, ago, ago, ago)
       .run();
-    await worker.scheduled(createScheduledController(), env);
+    await alarm(accountId);
     const [delivery] = await waitForEvents(key, ['email.queued']);
     expect(delivery).toMatchObject({ webhookId: 'msg_lostinthecrash', signatureValid: true });
   });
 
-  it("a disabled endpoint's pending deliveries wait; enabled again, the sweep delivers them", async () => {
-    const { mailKey } = await newAccount();
+  it("a disabled endpoint's pending deliveries wait; enabled again, the account's alarm delivers them", async () => {
+    const { accountId, mailKey } = await newAccount();
     const { key, webhook } = await newWebhook(mailKey, ['email.queued']);
     await call('PATCH', `/api/v1/webhooks/${webhook.id}`, { token: mailKey, body: { enabled: false } });
     const test = await call<WebhookDelivery>('POST', `/api/v1/webhooks/${webhook.id}/test`, { token: mailKey });
     const overdue = Date.now() - 120_000;
-    await env.DB.prepare('UPDATE webhook_deliveries SET due_at = ? WHERE id = ?')
+    await accountDb(accountId)
+      .prepare('UPDATE webhook_deliveries SET due_at = ? WHERE id = ?')
       .bind(overdue, test.json.data.id)
       .run();
-    await worker.scheduled(createScheduledController(), env);
+    await alarm(accountId);
     await new Promise((r) => setTimeout(r, 1500));
     expect(await receivedAt(key)).toHaveLength(0);
-    const due = await env.DB.prepare('SELECT due_at FROM webhook_deliveries WHERE id = ?')
+    const due = await accountDb(accountId)
+      .prepare('SELECT due_at FROM webhook_deliveries WHERE id = ?')
       .bind(test.json.data.id)
       .first<{ due_at: number }>();
-    expect(due!.due_at).toBe(overdue); // the sweep did not take it
+    expect(due!.due_at).toBe(overdue); // the alarm did not take it
 
     await call('PATCH', `/api/v1/webhooks/${webhook.id}`, { token: mailKey, body: { enabled: true } });
-    await worker.scheduled(createScheduledController(), env);
+    await alarm(accountId);
     const [delivery] = await waitForEvents(key, ['webhook.test']);
     expect(delivery!.webhookId).toBe(test.json.data.id);
   });

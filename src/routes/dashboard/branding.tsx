@@ -9,7 +9,7 @@ import { setBranding } from '../../otp/branding';
 import { LANGUAGES, type Language } from '../../otp/languages';
 import { logoOrigin, renderVerifyPage } from '../../otp/verify-page';
 import { otpBrandingBody } from '../../schemas/admin';
-import { findOtpBranding } from '../../store/account/otp-branding';
+import { accountStore } from '../../store/account/client';
 import { recordAudit } from '../../store/control/audit-log';
 import { invalidInput } from '../../validation';
 import { act, type PageDeclaration, type PageEnv, render } from './page';
@@ -27,7 +27,7 @@ const languageForm = z.object({ language: z.enum(LANGUAGES).catch('en') });
 
 async function brandingPage(c: Context<PageEnv>, notice?: unknown) {
   const { accountId, role } = c.var.signedIn;
-  const branding = await findOtpBranding(c.env.DB, accountId);
+  const branding = await accountStore(c.env, accountId).findOtpBranding(accountId);
   const writable = can(role, 'write');
   const done = c.req.query('done') === 'saved' ? 'Branding saved: new mail and pages use it.' : null;
   const field = (name: (typeof FIELDS)[number], label: string, type = 'text') => (
@@ -85,10 +85,9 @@ async function brandingPage(c: Context<PageEnv>, notice?: unknown) {
 async function preview(c: Context<PageEnv>) {
   const fields = brandingOfForm(c.var.form);
   const { language } = languageForm.parse({ language: c.var.form.get('language') });
-  const saved = await findOtpBranding(c.env.DB, c.var.signedIn.accountId);
   const branding = {
     accountId: c.var.signedIn.accountId,
-    accountName: saved?.accountName ?? c.var.signedIn.accountName,
+    accountName: c.var.signedIn.accountName,
     updatedAt: null,
     productName: fields.productName ?? null,
     logoUrl: fields.logoUrl ?? null,

@@ -4,9 +4,8 @@ import { When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
 import { pageRequest } from '../../schemas/common';
 import { emailStatus, sendLogQuery } from '../../schemas/emails';
+import { accountStore } from '../../store/account/client';
 import type { EmailOwner } from '../../store/account/schedule';
-import { listEmails } from '../../store/account/send-log';
-import { replicaReads } from '../../store/control/reads';
 import { invalidInput } from '../../validation';
 import { type PageDeclaration, type PageEnv, render } from './page';
 
@@ -31,7 +30,7 @@ async function listPage(c: Context<PageEnv>) {
   const { status, to, tag, ...paging } = parsed.data;
   const owner = ownerOf(c, c.req.query('mode'));
   const request = pageRequest(paging);
-  const page = await listEmails(replicaReads(c.env.DB), owner, request, { status, to, tag });
+  const page = await accountStore(c.env, owner.accountId).listEmails(owner, request, { status, to, tag });
   const filters = new URLSearchParams({
     ...(owner.test ? { mode: 'test' } : {}),
     ...(status ? { status } : {}),

@@ -66,7 +66,7 @@ async function overviewPage(c: Context<PageEnv>) {
   const test = c.req.query('mode') === 'test';
   const to = new Date();
   const from = new Date(to.getTime() - (days - 1) * 86_400_000);
-  const metrics = await readMetrics(c.env.DB, c.var.signedIn.accountId, test, { from, to, granularity: 'day' });
+  const metrics = await readMetrics(c.env, c.var.signedIn.accountId, test, { from, to, granularity: 'day' });
   const labels = metrics.emails.series.map((bucket) => bucket.start.slice(5, 10));
   const series: Series[] = CHARTED.map((key) => ({
     key,

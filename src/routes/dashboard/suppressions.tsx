@@ -7,7 +7,7 @@ import { Table } from '../../dashboard/views/table';
 import { suppress, unsuppress } from '../../mail/suppressions';
 import { emailAddress, label, pageQuery, pageRequest } from '../../schemas/common';
 import { addSuppressionBody } from '../../schemas/suppressions';
-import { listSuppressions } from '../../store/account/suppressions';
+import { accountStore } from '../../store/account/client';
 import { invalidInput } from '../../validation';
 import { act, formFields, type PageDeclaration, type PageEnv, render } from './page';
 
@@ -33,7 +33,7 @@ async function suppressionsPage(c: Context<PageEnv>, notice?: unknown) {
   const parsed = pageQuery.safeParse({ ...c.req.query(), limit: String(PAGE_SIZE) });
   if (!parsed.success) throw invalidInput(parsed.error);
   const request = pageRequest(parsed.data);
-  const page = await listSuppressions(c.env.DB, c.var.signedIn.accountId, request);
+  const page = await accountStore(c.env, c.var.signedIn.accountId).listSuppressions(c.var.signedIn.accountId, request);
   const writable = can(c.var.signedIn.role, 'write');
   const { csrf } = c.var.frame;
   const done = DONE[c.req.query('done') ?? ''];

@@ -10,8 +10,7 @@ import { missingVars } from '../../mail/template';
 import { changeTemplate, newTemplate, removeTemplate, requireTemplate } from '../../mail/templates';
 import { pageQuery, pageRequest } from '../../schemas/common';
 import { createTemplateBody, templateSendBody, updateTemplateBody } from '../../schemas/templates';
-import { listTemplates } from '../../store/account/templates';
-import { replicaReads } from '../../store/control/reads';
+import { accountStore } from '../../store/account/client';
 import { invalidInput } from '../../validation';
 import { act, formFields, formOnId, type PageDeclaration, type PageEnv, render } from './page';
 import { preview, previewScript, TemplateForm, varsOf } from './template-form';
@@ -36,7 +35,7 @@ async function listPage(c: Context<PageEnv>) {
   const parsed = pageQuery.safeParse({ ...c.req.query(), limit: '50' });
   if (!parsed.success) throw invalidInput(parsed.error);
   const request = pageRequest(parsed.data);
-  const page = await listTemplates(replicaReads(c.env.DB), c.var.signedIn.accountId, request);
+  const page = await accountStore(c.env, c.var.signedIn.accountId).listTemplates(c.var.signedIn.accountId, request);
   const done = DONE[c.req.query('done') ?? ''];
   return render(
     c,
@@ -83,7 +82,11 @@ function newPage(c: Context<PageEnv>, notice?: unknown) {
 }
 
 async function editPage(c: Context<PageEnv>, notice?: unknown) {
-  const template = await requireTemplate(c.env.DB, c.var.signedIn.accountId, c.req.param('id') ?? '');
+  const template = await requireTemplate(
+    accountStore(c.env, c.var.signedIn.accountId),
+    c.var.signedIn.accountId,
+    c.req.param('id') ?? '',
+  );
   const writable = can(c.var.signedIn.role, 'write');
   const done = DONE[c.req.query('done') ?? ''];
   const base = `/dashboard/templates/${template.id}`;
@@ -153,7 +156,8 @@ export const templatePages: PageDeclaration[] = [
         async () => {
           const body = createTemplateBody.safeParse(formFields(c, fieldsForm));
           if (!body.success) throw invalidInput(body.error);
-          id = (await newTemplate(c.env.DB, c.var.signedIn.accountId, body.data)).id;
+          id = (await newTemplate(accountStore(c.env, c.var.signedIn.accountId), c.var.signedIn.accountId, body.data))
+            .id;
         },
         '/dashboard/templates?done=created',
         (notice) => newPage(c, notice),
@@ -173,7 +177,12 @@ export const templatePages: PageDeclaration[] = [
         async () => {
           const change = updateTemplateBody.safeParse(formFields(c, fieldsForm));
           if (!change.success) throw invalidInput(change.error);
-          await changeTemplate(c.env.DB, c.var.signedIn.accountId, id, change.data);
+          await changeTemplate(
+            accountStore(c.env, c.var.signedIn.accountId),
+            c.var.signedIn.accountId,
+            id,
+            change.data,
+          );
         },
         `/dashboard/templates/${id}?done=saved`,
         (notice) => editPage(c, notice),
@@ -204,7 +213,7 @@ export const templatePages: PageDeclaration[] = [
   },
   formOnId(
     '/dashboard/templates/:id/delete',
-    (c, id) => removeTemplate(c.env.DB, c.var.signedIn.accountId, id),
+    (c, id) => removeTemplate(accountStore(c.env, c.var.signedIn.accountId), c.var.signedIn.accountId, id),
     () => '/dashboard/templates?done=deleted',
     (c, notice) => editPage(c, notice),
     'template.deleted',

@@ -6,7 +6,8 @@ import { ActionButtons, Csrf, Id, Notice, When } from '../../dashboard/views/lay
 import { Table } from '../../dashboard/views/table';
 import { pageQuery, pageRequest } from '../../schemas/common';
 import { updateWebhookBody } from '../../schemas/webhooks';
-import { listDeliveries, type WebhookDelivery } from '../../store/account/webhook-deliveries';
+import { accountStore } from '../../store/account/client';
+import type { WebhookDelivery } from '../../store/account/webhook-deliveries';
 import { invalidInput } from '../../validation';
 import { changeEndpoint, ownEndpoint, removeEndpoint, retryDelivery, sendTestEvent } from '../../webhooks/endpoints';
 import { act, formOnId, type PageDeclaration, type PageEnv, render } from './page';
@@ -31,7 +32,7 @@ async function endpointPage(c: Context<PageEnv>, notice?: unknown) {
   const parsed = pageQuery.safeParse({ ...c.req.query(), limit: '25' });
   if (!parsed.success) throw invalidInput(parsed.error);
   const request = pageRequest(parsed.data);
-  const deliveries = await listDeliveries(c.env.DB, endpoint.id, request);
+  const deliveries = await accountStore(c.env, accountId).listDeliveries(endpoint.id, request);
   const writable = can(role, 'write');
   const { csrf } = c.var.frame;
   const base = `/dashboard/webhooks/${endpoint.id}`;

@@ -5,7 +5,8 @@ import { can } from '../../dashboard/roles';
 import { Csrf, Notice, Secret, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
 import { createWebhookBody } from '../../schemas/webhooks';
-import { listEndpoints, type WebhookEndpoint } from '../../store/account/webhooks';
+import { accountStore } from '../../store/account/client';
+import type { WebhookEndpoint } from '../../store/account/webhooks';
 import { recordAudit } from '../../store/control/audit-log';
 import { invalidInput } from '../../validation';
 import { addEndpoint } from '../../webhooks/endpoints';
@@ -68,7 +69,7 @@ export function EndpointForm(props: { endpoint?: WebhookEndpoint; action: string
 }
 
 async function listPage(c: Context<PageEnv>, notice?: unknown) {
-  const endpoints = await listEndpoints(c.env.DB, c.var.signedIn.accountId);
+  const endpoints = await accountStore(c.env, c.var.signedIn.accountId).listEndpoints(c.var.signedIn.accountId);
   const done = DONE[c.req.query('done') ?? ''];
   return render(
     c,

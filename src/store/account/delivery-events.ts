@@ -1,12 +1,14 @@
 // Reports from after the relay (src/mail/delivery-events.ts decides what they mean): the recipient they are
 // about, found in one round trip, and the change written in one transaction — recipient, timeline, email
 // status, suppression and webhook deliveries — only if the recipient is still as it was read.
+
 import { nowIso } from '../../ids';
 import type { BounceType, DeliveryEvent, EventTarget, RecipientChange } from '../../mail/delivery-events';
 import type { EmailEvent, RecipientStatus } from '../../mail/outcome';
 import type { WebhookEvent } from '../../webhooks/events';
 import { eventsInsert } from './email-events';
 import { EMAIL_STATUS_SQL, type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
+import type { AccountSql } from './object-sql';
 import { SUPPRESSION_CONFLICT, SUPPRESSION_UPSERT, suppressedNow } from './suppressions';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
@@ -41,7 +43,7 @@ const targetValue = (target: EventTarget) => ('emailId' in target ? target.email
 
 /** The recipient a report names (matched without regard to case, as reports spell addresses as they like). */
 export async function findEventRecipient(
-  db: D1Database,
+  db: AccountSql,
   target: EventTarget,
   canonical: string,
 ): Promise<EventRecipient | null> {
@@ -98,7 +100,7 @@ export type AppliedChange = {
  * Writes a change in one transaction; nothing is written if the recipient changed since it was read (a
  * second copy of the report, applied at the same time, finds it changed). Returns the webhook deliveries.
  */
-export async function applyRecipientChange(db: D1Database, applied: AppliedChange): Promise<string[]> {
+export async function applyRecipientChange(db: AccountSql, applied: AppliedChange): Promise<string[]> {
   const { recipient, change, event } = applied;
   const { email } = recipient;
   const at = Date.now();

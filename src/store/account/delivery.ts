@@ -1,10 +1,12 @@
 // The delivery state of stored emails, as the queue consumer moves it: leases, attempts recorded per
 // message, per-recipient outcomes, suppressions and the email's timeline.
+
 import { nowIso } from '../../ids';
 import type { AttemptResult, Recipient } from '../../mail/outcome';
 import type { WebhookEvent } from '../../webhooks/events';
 import { eventsInsert } from './email-events';
 import { EMAIL_STATUS_SQL, type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
+import type { AccountSql } from './object-sql';
 import { SCHEDULE_DISPATCH_SECONDS } from './outbox';
 import { SUPPRESSION_CONFLICT, SUPPRESSION_UPSERT, suppressedNow } from './suppressions';
 import { deliveriesInsert, insertedIds } from './webhooks';
@@ -14,7 +16,7 @@ const DUE_SLACK_MS = 5_000;
 
 export type DeliveryClaim =
   | { kind: 'claimed'; email: EmailRecord; recipients: Recipient[]; suppressed: Set<string> }
-  | { kind: 'done' } // unknown, finished, or not due yet (a later message or the sweep brings it back)
+  | { kind: 'done' } // unknown, finished, or not due yet (a later message or the alarm brings it back)
   | { kind: 'held' } // held for freeze mode: it is queued again on release
   | { kind: 'busy'; retryInSeconds: number }; // another consumer holds the lease, or a scheduled time is near
 
@@ -38,11 +40,11 @@ const toRecipient = (row: RecipientRow): Recipient => ({
 
 /**
  * Takes the delivery lease of due, QUEUED emails, so that two deliveries of one email (queues deliver at
- * least once; the sweep may queue it again) cannot both send it. One round trip for the whole batch:
+ * least once; the account alarm may queue it again) cannot both send it. One round trip for the whole batch:
  * the update and the reads (rows, recipients, which of them are suppressed) run in one transaction.
  */
 export async function claimForDelivery(
-  db: D1Database,
+  db: AccountSql,
   ids: string[],
   leaseSeconds: number,
 ): Promise<{ owner: string; claims: Map<string, DeliveryClaim> }> {
@@ -130,7 +132,7 @@ export type AttemptRecord = {
  * the last message it covered.
  * Returns the ids of the webhook deliveries to queue.
  */
-export async function recordAttempt(db: D1Database, record: AttemptRecord): Promise<string[]> {
+export async function recordAttempt(db: AccountSql, record: AttemptRecord): Promise<string[]> {
   const { email, result, owner } = record;
   const now = new Date();
   const at = now.getTime();
@@ -202,7 +204,7 @@ export async function recordAttempt(db: D1Database, record: AttemptRecord): Prom
 }
 
 /** Freeze mode: park a NORMAL email until release. */
-export async function holdEmail(db: D1Database, id: string, owner: string): Promise<void> {
+export async function holdEmail(db: AccountSql, id: string, owner: string): Promise<void> {
   const at = Date.now();
   const ownsRow = `EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND lease_owner = ?2 AND status = 'QUEUED')`;
   await db.batch([
@@ -214,4 +216,12 @@ export async function holdEmail(db: D1Database, id: string, owner: string): Prom
       )
       .bind(id, owner, at),
   ]);
+}
+
+/** Renews the lease of this consumer's emails still QUEUED (a batch's other accounts, while it sends one's). */
+export async function renewLease(db: AccountSql, owner: string, leaseSeconds: number): Promise<void> {
+  await db
+    .prepare("UPDATE emails SET lease_until = ?1 WHERE lease_owner = ?2 AND status = 'QUEUED'")
+    .bind(Date.now() + leaseSeconds * 1000, owner)
+    .run();
 }

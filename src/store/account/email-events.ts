@@ -1,8 +1,10 @@
 // The timeline of an email (GET /api/v1/emails/{emailId} `events`), written in the transaction of the
 // fact it records.
+
 import type { EmailEvent, EmailEventType } from '../../mail/outcome';
-import type { D1Reader } from '../control/reads';
+import type { SqlStatement } from '../sql';
 import { isoOf } from '../time';
+import type { AccountSql } from './object-sql';
 
 export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: string; route?: string };
 
@@ -11,13 +13,13 @@ export type StoredEmailEvent = { type: EmailEventType; at: string; detail?: stri
  * use ?1 (the email id) and ?2 (`owner`, e.g. a delivery lease).
  */
 export function eventsInsert(
-  db: D1Database,
+  db: AccountSql,
   emailId: string,
   events: EmailEvent[],
   at: number,
   condition = '1',
   owner: string | null = null,
-): D1PreparedStatement {
+): SqlStatement {
   return db
     .prepare(
       `INSERT INTO email_events (email_id, seq, type, at, detail, route)
@@ -28,7 +30,7 @@ export function eventsInsert(
     .bind(emailId, owner, at, JSON.stringify(events));
 }
 
-export async function listEmailEvents(db: D1Reader, emailId: string): Promise<StoredEmailEvent[]> {
+export async function listEmailEvents(db: AccountSql, emailId: string): Promise<StoredEmailEvent[]> {
   const rows = await db
     .prepare('SELECT type, at, detail, route FROM email_events WHERE email_id = ? ORDER BY seq')
     .bind(emailId)
@@ -39,4 +41,9 @@ export async function listEmailEvents(db: D1Reader, emailId: string): Promise<St
     ...(r.detail === null ? {} : { detail: r.detail }),
     ...(r.route === null ? {} : { route: r.route }),
   }));
+}
+
+/** Appends events to an email's timeline on their own (a fact that changes nothing else). */
+export async function recordEmailEvents(db: AccountSql, emailId: string, events: EmailEvent[], at: number) {
+  await eventsInsert(db, emailId, events, at).run();
 }

@@ -1,38 +1,47 @@
 // Storing accepted emails: everything of theirs in one transaction, all or none (a batch too), with the
 // daily allowance reserved in it.
+
 import { canonicalAddress } from '../../mail/address';
 import { emailQueuedEvent } from '../../webhooks/produce';
 import { msOf } from '../time';
 import { eventsInsert } from './email-events';
 import { type NewEmail, recipientsOf } from './emails';
+import type { AccountSql } from './object-sql';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 /**
- * The daily warm-up allowance (route 1 and the batch): emails count their recipients on the UTC day they
- * were created. The statement adds them to the day's usage unless that would pass the allowance in the settings
+ * The daily warm-up allowance of the account (route 1 and the batch): emails count their recipients on the UTC
+ * day they were created. The statement adds them to the day's usage unless that would pass the allowance
  * (null = unlimited) and changes no row when it would.
  */
-function reserveAllowance(db: D1Database, emails: NewEmail[]) {
+function reserveAllowance(db: AccountSql, emails: NewEmail[], allowance: number | null) {
   const day = emails[0]!.createdAt.slice(0, 10);
   const recipients = emails.reduce((sum, email) => sum + recipientsOf(email).length, 0);
   return db
     .prepare(
       `INSERT INTO daily_usage (day, recipients)
-         SELECT ?1, ?2 WHERE ?2 <= COALESCE((SELECT daily_allowance FROM settings WHERE id = 1), ?3)
-         ON CONFLICT(day) DO UPDATE SET recipients = recipients + ?2
-         WHERE recipients + ?2 <= COALESCE((SELECT daily_allowance FROM settings WHERE id = 1), ?3)`,
+         SELECT ?1, ?2 WHERE ?2 <= ?3
+         ON CONFLICT(day) DO UPDATE SET recipients = recipients + ?2 WHERE recipients + ?2 <= ?3`,
     )
-    .bind(day, recipients, Number.MAX_SAFE_INTEGER);
+    .bind(day, recipients, allowance ?? Number.MAX_SAFE_INTEGER);
 }
 
-export type AllowanceOption = { countTowardsAllowance?: boolean };
+/**
+ * The operator's settings as the caller read them from the control plane: freeze mode holds NORMAL mail due
+ * now, and `dailyAllowance` (null: unlimited) bounds the recipients this account accepts per UTC day.
+ */
+export type AcceptOptions = { countTowardsAllowance?: boolean; frozen?: boolean; dailyAllowance?: number | null };
 
 /**
  * The statements that store one email: its row (QUEUED, or SCHEDULED with `scheduledAt`), recipients,
  * tags, attachment metadata and first events. `gate` decides whether anything is stored: the reservation
  * just before (`changes()`), or the first email of the same batch having been stored.
  */
-function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boolean; anchorId: string | null }) {
+function emailStatements(
+  db: AccountSql,
+  email: NewEmail,
+  gate: { counted: boolean; anchorId: string | null; frozen: boolean },
+) {
   const exists = 'EXISTS (SELECT 1 FROM emails WHERE id = ?1)';
   const insertRow = db
     .prepare(
@@ -40,7 +49,7 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
          priority, status, created_at, updated_at, due_at, held, scheduled_at, reply_to, headers, tags, test)
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?12 IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END,
          ?9, ?9, COALESCE(?12, ?9),
-         CASE WHEN ?8 = 'NORMAL' AND ?12 IS NULL THEN COALESCE((SELECT frozen FROM settings WHERE id = 1), 0) ELSE 0 END,
+         CASE WHEN ?8 = 'NORMAL' AND ?12 IS NULL THEN ?17 ELSE 0 END,
          ?12, ?13, ?14, ?15, ?16
        WHERE CASE WHEN ?11 IS NULL THEN (?10 = 0 OR changes() > 0) ELSE EXISTS (SELECT 1 FROM emails WHERE id = ?11) END
        RETURNING id, held`,
@@ -62,6 +71,7 @@ function emailStatements(db: D1Database, email: NewEmail, gate: { counted: boole
       JSON.stringify(email.headers),
       JSON.stringify(email.tags),
       email.test ? 1 : 0,
+      gate.frozen ? 1 : 0,
     );
   const recipients = recipientsOf(email).map(({ address, kind }) => [address, canonicalAddress(address), kind]);
   const statements = [
@@ -121,20 +131,20 @@ export type StoredEmails = {
 };
 
 /**
- * Stores QUEUED (or SCHEDULED) emails and everything of theirs in one transaction (one round trip): all
- * or none. The operator settings are read inside it: a NORMAL email due now is stored held while the
- * service is frozen, so an unfreeze cannot slip in between. With `countTowardsAllowance` the recipients of
- * every email are reserved first in the same transaction; when the allowance has no room, nothing is stored.
+ * Stores QUEUED (or SCHEDULED) emails and everything of theirs in one transaction: all or none. A NORMAL email
+ * due now is stored held while `frozen` (the object's alarm releases it once the control plane says unfrozen,
+ * so an unfreeze that came meanwhile holds nothing back for long). With `countTowardsAllowance` the recipients
+ * of every email are reserved first in the same transaction; when the allowance has no room, nothing is stored.
  */
 export async function insertEmails(
-  db: D1Database,
+  db: AccountSql,
   emails: NewEmail[],
-  options: AllowanceOption = {},
+  options: AcceptOptions = {},
 ): Promise<StoredEmails> {
   const counted = options.countTowardsAllowance === true;
   const first = emails[0]!;
   const perEmail = emails.map((email, index) =>
-    emailStatements(db, email, { counted, anchorId: index === 0 ? null : first.id }),
+    emailStatements(db, email, { counted, anchorId: index === 0 ? null : first.id, frozen: options.frozen === true }),
   );
   const webhooks = deliveriesInsert(
     db,
@@ -144,7 +154,7 @@ export async function insertEmails(
     'EXISTS (SELECT 1 FROM emails WHERE id = ?4)',
     [first.id],
   );
-  const reserve = counted ? [reserveAllowance(db, emails)] : [];
+  const reserve = counted ? [reserveAllowance(db, emails, options.dailyAllowance ?? null)] : [];
   const results = await db.batch([...reserve, ...perEmail.flat(), webhooks]);
   const held = new Set<string>();
   let stored = false;
@@ -159,7 +169,7 @@ export async function insertEmails(
 }
 
 /** One email: see `insertEmails`. */
-export async function insertEmail(db: D1Database, email: NewEmail, options: AllowanceOption = {}) {
+export async function insertEmail(db: AccountSql, email: NewEmail, options: AcceptOptions = {}) {
   const { stored, held, deliveryIds } = await insertEmails(db, [email], options);
   return { stored, held: held.has(email.id), deliveryIds };
 }

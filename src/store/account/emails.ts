@@ -2,6 +2,7 @@ import type { AttachmentMeta } from '../../mail/attachments';
 import type { EmailStatus } from '../../mail/outcome';
 import { isoOf, isoOrNull } from '../time';
 import { eventsInsert } from './email-events';
+import type { AccountSql } from './object-sql';
 
 export type { EmailStatus };
 export type Priority = 'URGENT' | 'NORMAL';
@@ -129,13 +130,13 @@ export const recipientsOf = (email: Pick<NewEmail, 'toAddresses' | 'ccAddresses'
   ...email.bccAddresses.map((address) => ({ address, kind: 'bcc' as const })),
 ];
 
-export async function findEmail(db: D1Database, id: string): Promise<EmailRecord | null> {
+export async function findEmail(db: AccountSql, id: string): Promise<EmailRecord | null> {
   const row = await db.prepare(`${SELECT_EMAIL} WHERE e.id = ?`).bind(id).first<EmailRow>();
   return row ? toEmail(row) : null;
 }
 
 /** Emails held by freeze mode, oldest first (the release queues them). */
-export async function listHeldEmailIds(db: D1Database, limit: number): Promise<string[]> {
+export async function listHeldEmailIds(db: AccountSql, limit: number): Promise<string[]> {
   const rows = await db
     .prepare(
       `SELECT id FROM emails INDEXED BY emails_held WHERE held = 1 AND status = 'QUEUED' ORDER BY created_at, id LIMIT ?`,
@@ -146,7 +147,7 @@ export async function listHeldEmailIds(db: D1Database, limit: number): Promise<s
 }
 
 /** Released from freeze mode: due now, with a `released` event. */
-export async function clearHeld(db: D1Database, ids: string[]): Promise<void> {
+export async function clearHeld(db: AccountSql, ids: string[]): Promise<void> {
   const at = Date.now();
   await db.batch(
     ids.flatMap((id) => [

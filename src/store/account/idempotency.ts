@@ -1,4 +1,5 @@
 import { newId, nowIso } from '../../ids';
+import type { AccountSql } from './object-sql';
 import type { EmailOwner } from './schedule';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -31,7 +32,7 @@ type KeySpace = EmailOwner;
  * Claims the key for this request in one transaction: expired records are dropped, then the first
  * insert wins. Returns `claimed: true` for the winner, otherwise the record that holds the key.
  */
-export async function claimIdempotencyKey(db: D1Database, space: KeySpace, key: string, requestHash: string) {
+export async function claimIdempotencyKey(db: AccountSql, space: KeySpace, key: string, requestHash: string) {
   const test = space.test ? 1 : 0;
   const now = new Date();
   const claimId = newId('req');
@@ -57,7 +58,7 @@ export async function claimIdempotencyKey(db: D1Database, space: KeySpace, key: 
 }
 
 export async function completeIdempotencyKey(
-  db: D1Database,
+  db: AccountSql,
   space: KeySpace,
   key: string,
   claimId: string,
@@ -74,7 +75,7 @@ export async function completeIdempotencyKey(
 }
 
 /** The request failed: free the key so the client can retry with it. */
-export async function abandonIdempotencyKey(db: D1Database, space: KeySpace, key: string, claimId: string) {
+export async function abandonIdempotencyKey(db: AccountSql, space: KeySpace, key: string, claimId: string) {
   await db
     .prepare('DELETE FROM idempotency_records WHERE account_id = ? AND test = ? AND idem_key = ? AND claim_id = ?')
     .bind(space.accountId, space.test ? 1 : 0, key, claimId)

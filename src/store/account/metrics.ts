@@ -1,4 +1,4 @@
-import type { D1Reader } from '../control/reads';
+import type { AccountSql } from './object-sql';
 
 /** One counter of an hour (migrations/0006_metrics.sql). */
 export type HourCount = { hour: number; metric: string; n: number };
@@ -8,7 +8,7 @@ export type HourCount = { hour: number; metric: string; n: number };
  * at most (hours × metrics) rows, whatever the account has sent.
  */
 export async function hourCounts(
-  db: D1Reader,
+  db: AccountSql,
   accountId: string,
   test: boolean,
   fromMs: number,

@@ -1,4 +1,5 @@
 import { nowIso } from '../../ids';
+import type { AccountSql } from './object-sql';
 
 /** How an account's OTP mail and hosted page look; null fields fall back to the plain look. */
 export type OtpBrandingFields = {
@@ -8,11 +9,10 @@ export type OtpBrandingFields = {
   supportEmail: string | null;
 };
 
-export type OtpBranding = OtpBrandingFields & { accountId: string; accountName: string; updatedAt: string | null };
+export type StoredBranding = OtpBrandingFields & { accountId: string; updatedAt: string | null };
 
 type BrandingRow = {
   account_id: string;
-  account_name: string;
   product_name: string | null;
   logo_url: string | null;
   accent_color: string | null;
@@ -20,9 +20,8 @@ type BrandingRow = {
   updated_at: string | null;
 };
 
-const toBranding = (row: BrandingRow): OtpBranding => ({
+const toBranding = (row: BrandingRow): StoredBranding => ({
   accountId: row.account_id,
-  accountName: row.account_name,
   productName: row.product_name,
   logoUrl: row.logo_url,
   accentColor: row.accent_color,
@@ -30,21 +29,22 @@ const toBranding = (row: BrandingRow): OtpBranding => ({
   updatedAt: row.updated_at,
 });
 
-/** The account's branding (all null when never set), or null when there is no such account. */
-export async function findOtpBranding(db: D1Database, accountId: string): Promise<OtpBranding | null> {
+/** The account's branding (all null when never set). */
+export async function findOtpBranding(db: AccountSql, accountId: string): Promise<StoredBranding> {
   const row = await db
     .prepare(
-      `SELECT a.id AS account_id, a.name AS account_name, b.product_name, b.logo_url, b.accent_color,
-              b.support_email, b.updated_at
-       FROM accounts a LEFT JOIN otp_branding b ON b.account_id = a.id WHERE a.id = ?`,
+      `SELECT account_id, product_name, logo_url, accent_color, support_email, updated_at
+       FROM otp_branding WHERE account_id = ?`,
     )
     .bind(accountId)
     .first<BrandingRow>();
-  return row ? toBranding(row) : null;
+  return row
+    ? toBranding(row)
+    : { accountId, productName: null, logoUrl: null, accentColor: null, supportEmail: null, updatedAt: null };
 }
 
 /** Replaces the account's branding (a PUT: fields not given are cleared). */
-export async function putOtpBranding(db: D1Database, accountId: string, fields: OtpBrandingFields) {
+export async function putOtpBranding(db: AccountSql, accountId: string, fields: OtpBrandingFields) {
   await db
     .prepare(
       `INSERT INTO otp_branding (account_id, product_name, logo_url, accent_color, support_email, updated_at)

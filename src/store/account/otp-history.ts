@@ -1,8 +1,8 @@
 import { newId } from '../../ids';
 import type { OtpChannel, VerificationEntry } from '../../otp/session';
 import { otpEvent } from '../../webhooks/produce';
-import type { D1Reader } from '../control/reads';
 import { isoOf, msOf } from '../time';
+import type { AccountSql } from './object-sql';
 import { otpOutcomeInsert } from './otp-outcomes';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
@@ -22,7 +22,7 @@ const toVerification = (row: Row): OtpVerification => ({
  * `otp.verified` / `email_verification.verified` event and its outcome are recorded with the row, once. Returns the
  * webhook deliveries to queue.
  */
-export async function recordVerification(db: D1Database, entry: VerificationEntry): Promise<string[]> {
+export async function recordVerification(db: AccountSql, entry: VerificationEntry): Promise<string[]> {
   const type = entry.channel === 'email_verification' ? 'email_verification.verified' : 'otp.verified';
   const [, deliveries] = await db.batch([
     db
@@ -52,7 +52,7 @@ export async function recordVerification(db: D1Database, entry: VerificationEntr
 }
 
 /** Newest first. */
-export async function listVerifications(db: D1Reader, accountId: string, channel: OtpChannel, limit: number) {
+export async function listVerifications(db: AccountSql, accountId: string, channel: OtpChannel, limit: number) {
   const rows = await db
     .prepare(
       `SELECT id, email, sent_at, verified_at FROM otp_verifications WHERE account_id = ? AND channel = ?

@@ -1,6 +1,8 @@
 // Retention's view of D1: the oldest expired rows, found through the indexes of migrations/0001_init.sql,
 // and deleted a bounded batch at a time. Never a QUEUED or SCHEDULED email, never a suppression.
 
+import type { AccountSql } from './object-sql';
+
 /** An email's final states. Its row changes no more once it has one, so `updated_at` is when it got there. */
 const FINAL_EMAIL = `status IN ('SENT', 'FAILED', 'CANCELED', 'SUPPRESSED', 'DELIVERED', 'BOUNCED')`;
 
@@ -17,7 +19,7 @@ export type ExpiredEmails = { ids: string[]; objectKeys: string[] };
  * Up to `limit` emails that reached a final state before `cutoff`, oldest first, through the partial index
  * named (INDEXED BY) so that the plan never rests on the planner's guess without statistics.
  */
-export async function findExpiredEmails(db: D1Database, cutoff: Date, limit: number): Promise<ExpiredEmails> {
+export async function findExpiredEmails(db: AccountSql, cutoff: Date, limit: number): Promise<ExpiredEmails> {
   const rows = await db
     .prepare(
       `SELECT id, (SELECT json_group_array(r2_key) FROM email_attachments a WHERE a.email_id = emails.id) AS object_keys
@@ -36,7 +38,7 @@ export async function findExpiredEmails(db: D1Database, cutoff: Date, limit: num
  * Deletes these emails with their recipients, timeline, tags and attachment metadata in one transaction.
  * Each statement checks again that the email is final and expired, so nothing else can be taken along.
  */
-export async function deleteEmails(db: D1Database, ids: string[], cutoff: Date): Promise<number> {
+export async function deleteEmails(db: AccountSql, ids: string[], cutoff: Date): Promise<number> {
   // `+status`: looked up by id (the planner would otherwise walk every email of that status).
   const expired = `SELECT id FROM emails WHERE id IN (SELECT value FROM json_each(?1)) AND +${FINAL_EMAIL}
     AND updated_at < ?2`;
@@ -71,7 +73,7 @@ export type ExpiringRows = keyof typeof EXPIRING;
 
 /** Deletes up to `limit` rows of this kind older than `cutoff`, oldest first; returns how many. */
 export async function deleteExpiredRows(
-  db: D1Database,
+  db: AccountSql,
   kind: ExpiringRows,
   cutoff: Date,
   limit: number,

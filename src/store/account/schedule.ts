@@ -1,11 +1,14 @@
 // Scheduled emails: cancel one, or move it, while it is still SCHEDULED. Each change is one transaction whose
 // statements all check that status, like the consumer's claim that turns it QUEUED when it leaves: of a
 // cancel and a delivery, only one can win.
+
 import type { AttachmentMeta } from '../../mail/attachments';
 import { emailCanceledEvent } from '../../webhooks/produce';
+import type { SqlStatement } from '../sql';
 import { msOf } from '../time';
 import { eventsInsert } from './email-events';
 import { type EmailRecord, findEmail } from './emails';
+import type { AccountSql } from './object-sql';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
 /** Which emails a caller may touch: its account's, and only those of its key's mode. */
@@ -21,7 +24,7 @@ export type ScheduleChange =
 const STILL_SCHEDULED = `EXISTS (SELECT 1 FROM emails WHERE id = ?1 AND status = 'SCHEDULED')`;
 
 /** The owner's email, or why it cannot be changed. */
-async function scheduledEmail(db: D1Database, owner: EmailOwner, id: string): Promise<EmailRecord | ScheduleChange> {
+async function scheduledEmail(db: AccountSql, owner: EmailOwner, id: string): Promise<EmailRecord | ScheduleChange> {
   const email = await findEmail(db, id);
   if (!email || email.accountId !== owner.accountId || email.test !== owner.test) return { kind: 'not-found' };
   return email.status === 'SCHEDULED' ? email : { kind: 'not-scheduled', status: email.status };
@@ -32,10 +35,10 @@ async function scheduledEmail(db: D1Database, owner: EmailOwner, id: string): Pr
  * meanwhile. `deliveries`: the first statement inserted webhook deliveries (their ids are returned).
  */
 async function change(
-  db: D1Database,
+  db: AccountSql,
   owner: EmailOwner,
   email: EmailRecord,
-  statements: D1PreparedStatement[],
+  statements: SqlStatement[],
   deliveries = false,
 ): Promise<ScheduleChange> {
   const results = await db.batch(statements);
@@ -47,7 +50,7 @@ async function change(
 }
 
 /** Cancels a SCHEDULED email: status and recipients CANCELED, a `canceled` event and its webhook. */
-export async function cancelScheduled(db: D1Database, owner: EmailOwner, id: string): Promise<ScheduleChange> {
+export async function cancelScheduled(db: AccountSql, owner: EmailOwner, id: string): Promise<ScheduleChange> {
   const email = await scheduledEmail(db, owner, id);
   if (!('id' in email)) return email;
   const at = Date.now();
@@ -71,7 +74,7 @@ export async function cancelScheduled(db: D1Database, owner: EmailOwner, id: str
 
 /** Moves a SCHEDULED email to `scheduledAt`, with a `rescheduled` event. */
 export async function reschedule(
-  db: D1Database,
+  db: AccountSql,
   owner: EmailOwner,
   id: string,
   scheduledAt: string,

@@ -1,17 +1,18 @@
 // The send log as an account reads it: pages with filters, and one email whole.
+
 import { canonicalAddress } from '../../mail/address';
 import type { BounceReason, BounceType } from '../../mail/bounce-reasons';
 import type { RecipientStatus } from '../../mail/outcome';
-import type { D1Reader } from '../control/reads';
 import { type PageRequest, pageFromRows, pageQueryParts } from '../paging';
 import { listEmailEvents } from './email-events';
 import { type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
+import type { AccountSql } from './object-sql';
 import type { EmailOwner } from './schedule';
 
 /** `tag` is `name:value`; `bounceReason`: at least one recipient bounced for it. */
 export type SendLogFilter = { status?: EmailStatus; to?: string; tag?: string; bounceReason?: BounceReason };
 
-type Sql = { sql: string; binds: unknown[] };
+type Fragment = { sql: string; binds: unknown[] };
 
 const TAGGED = ' AND EXISTS (SELECT 1 FROM email_tags t WHERE t.email_id = e.id AND t.name = ? AND t.value = ?)';
 const BOUNCED_FOR = ' AND EXISTS (SELECT 1 FROM email_recipients b WHERE b.email_id = e.id AND b.bounce_reason = ?)';
@@ -22,7 +23,7 @@ const BOUNCED_FOR = ' AND EXISTS (SELECT 1 FROM email_recipients b WHERE b.email
  * status too, in the log's order), the status's or the account's (both in that order). The other filters are
  * checked on the rows it finds.
  */
-function matchingIds(owner: EmailOwner, filter: SendLogFilter): Sql & { time: string; id: string } {
+function matchingIds(owner: EmailOwner, filter: SendLogFilter): Fragment & { time: string; id: string } {
   const test = owner.test ? 1 : 0;
   const [tagName, tagValue] = filter.tag ? filter.tag.split(':') : [null, null];
   if (filter.to !== undefined) {
@@ -94,7 +95,7 @@ function matchingIds(owner: EmailOwner, filter: SendLogFilter): Sql & { time: st
  * How many emails match: from the counters that triggers keep (migrations/0001_init.sql) for the
  * account, a status and a tag; by counting the emails found for `to` (one customer's mail) or a bounce reason.
  */
-function matchingCount(owner: EmailOwner, filter: SendLogFilter, ids: Sql): Sql {
+function matchingCount(owner: EmailOwner, filter: SendLogFilter, ids: Fragment): Fragment {
   const test = owner.test ? 1 : 0;
   if (filter.to !== undefined || filter.bounceReason)
     return { sql: `SELECT COUNT(*) AS total FROM (${ids.sql})`, binds: ids.binds };
@@ -119,7 +120,7 @@ function matchingCount(owner: EmailOwner, filter: SendLogFilter, ids: Sql): Sql 
  * A test key reads only test-key mail, a live key only live mail. The page's ids come from an index (an
  * OFFSET skips index entries, not rows; a cursor skips nothing); only the page's rows are read whole.
  */
-export async function listEmails(db: D1Reader, owner: EmailOwner, request: PageRequest, filter: SendLogFilter = {}) {
+export async function listEmails(db: AccountSql, owner: EmailOwner, request: PageRequest, filter: SendLogFilter = {}) {
   const ids = matchingIds(owner, filter);
   const { position, tail } = pageQueryParts({ time: ids.time, clock: 'ms', key: ids.id }, request);
   const pageIds = `${ids.sql} ${position.sql} ${tail.sql}`;
@@ -146,7 +147,7 @@ export type RecipientOutcome = {
 };
 
 /** One email of the owner with its recipients' outcomes and its timeline; null when not the owner's. */
-export async function findEmailDetail(db: D1Reader, owner: EmailOwner, id: string) {
+export async function findEmailDetail(db: AccountSql, owner: EmailOwner, id: string) {
   const test = owner.test ? 1 : 0;
   const [email, recipients] = await db.batch([
     db.prepare(`${SELECT_EMAIL} WHERE e.id = ?1 AND e.account_id = ?2 AND e.test = ?3`).bind(id, owner.accountId, test),

@@ -1,7 +1,9 @@
 // The suppression list of an account: canonical addresses that queued mail skips while their entry lasts.
+
 import { nowIso } from '../../ids';
 import { listCount, type PageRequest, readPage } from '../paging';
 import { isoOrNull } from '../time';
+import type { AccountSql } from './object-sql';
 
 /** hard_bounce and complaint come back after the relay; rcpt_rejected is a 5xx at RCPT TO; manual, added here. */
 export type SuppressionReason = 'hard_bounce' | 'complaint' | 'rcpt_rejected' | 'manual';
@@ -59,7 +61,7 @@ export const SUPPRESSION_CONFLICT = `ON CONFLICT (account_id, email) DO UPDATE S
 export const suppressedNow = (now: string) => `(s.expires_at IS NULL OR s.expires_at > ${now})`;
 
 /** Newest first; the total from the counter a trigger keeps (migrations/0001_init.sql). */
-export const listSuppressions = (db: D1Database, accountId: string, request: PageRequest) =>
+export const listSuppressions = (db: AccountSql, accountId: string, request: PageRequest) =>
   readPage(
     db,
     {
@@ -77,7 +79,7 @@ export const listSuppressions = (db: D1Database, accountId: string, request: Pag
  * already is listed as this entry from now on. `added`: it was not suppressed before (a new or expired entry).
  */
 export async function addSuppression(
-  db: D1Database,
+  db: AccountSql,
   accountId: string,
   entry: { email: string; note: string | null; expiresAt: number | null },
 ): Promise<{ suppression: Suppression; added: boolean }> {
@@ -98,7 +100,7 @@ export async function addSuppression(
 }
 
 /** Removes an address; the entry it had, or null when it was not listed. */
-export async function removeSuppression(db: D1Database, accountId: string, email: string): Promise<Suppression | null> {
+export async function removeSuppression(db: AccountSql, accountId: string, email: string): Promise<Suppression | null> {
   const row = await db
     .prepare(`DELETE FROM suppressions WHERE account_id = ? AND email = ? RETURNING ${COLUMNS}`)
     .bind(accountId, email)

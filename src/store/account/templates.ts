@@ -1,6 +1,6 @@
 import { newId, nowIso } from '../../ids';
-import type { D1Reader } from '../control/reads';
 import { type PageRequest, readPage } from '../paging';
+import type { AccountSql } from './object-sql';
 
 export type Template = {
   id: string;
@@ -39,7 +39,7 @@ const toTemplate = (row: TemplateRow): Template => ({
   updatedAt: row.updated_at,
 });
 
-export async function createTemplate(db: D1Database, accountId: string, fields: TemplateFields): Promise<Template> {
+export async function createTemplate(db: AccountSql, accountId: string, fields: TemplateFields): Promise<Template> {
   const now = nowIso();
   const template: Template = { id: newId('tpl'), accountId, ...fields, createdAt: now, updatedAt: now };
   await db
@@ -49,7 +49,7 @@ export async function createTemplate(db: D1Database, accountId: string, fields: 
   return template;
 }
 
-export async function findTemplate(db: D1Reader, accountId: string, id: string): Promise<Template | null> {
+export async function findTemplate(db: AccountSql, accountId: string, id: string): Promise<Template | null> {
   const row = await db
     .prepare(`SELECT ${COLUMNS} FROM templates WHERE id = ? AND account_id = ?`)
     .bind(id, accountId)
@@ -58,7 +58,7 @@ export async function findTemplate(db: D1Reader, accountId: string, id: string):
 }
 
 /** Most recently changed first (templates are few per account: counted as they are). */
-export const listTemplates = (db: D1Reader, accountId: string, request: PageRequest) =>
+export const listTemplates = (db: AccountSql, accountId: string, request: PageRequest) =>
   readPage(
     db,
     {
@@ -72,7 +72,7 @@ export const listTemplates = (db: D1Reader, accountId: string, request: PageRequ
   );
 
 export async function updateTemplate(
-  db: D1Database,
+  db: AccountSql,
   accountId: string,
   id: string,
   fields: Partial<TemplateFields>,
@@ -97,7 +97,7 @@ export async function updateTemplate(
   return row ? toTemplate(row) : null;
 }
 
-export async function deleteTemplate(db: D1Database, accountId: string, id: string): Promise<boolean> {
+export async function deleteTemplate(db: AccountSql, accountId: string, id: string): Promise<boolean> {
   const result = await db.prepare('DELETE FROM templates WHERE id = ? AND account_id = ?').bind(id, accountId).run();
   return result.meta.changes > 0;
 }

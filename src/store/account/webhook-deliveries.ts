@@ -1,7 +1,9 @@
-// The webhook delivery log: what the consumer claims and records, what the sweep queues again, and what
+// The webhook delivery log: what the consumer claims and records, what the account alarm queues again, and what
 // an account reads (GET /api/v1/webhooks/{webhookId}/deliveries).
+
 import { listCount, type PageRequest, readPage } from '../paging';
 import { isoOf } from '../time';
+import type { AccountSql } from './object-sql';
 import type { WebhookEndpoint } from './webhooks';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -57,7 +59,7 @@ const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
 });
 
 /** Newest first; the total from the counter a trigger keeps (migrations/0001_init.sql). */
-export const listDeliveries = (db: D1Database, endpointId: string, request: PageRequest) =>
+export const listDeliveries = (db: AccountSql, endpointId: string, request: PageRequest) =>
   readPage(
     db,
     {
@@ -71,7 +73,7 @@ export const listDeliveries = (db: D1Database, endpointId: string, request: Page
   );
 
 /** A new pending delivery of a `webhook.test` event (returns its id). */
-export async function insertTestDelivery(db: D1Database, endpoint: WebhookEndpoint): Promise<string> {
+export async function insertTestDelivery(db: AccountSql, endpoint: WebhookEndpoint): Promise<string> {
   const row = await db
     .prepare(
       `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, due_at, created_at, updated_at)
@@ -83,7 +85,7 @@ export async function insertTestDelivery(db: D1Database, endpoint: WebhookEndpoi
 }
 
 /** Makes a delivery of the endpoint pending and due now (manual retry); false when there is none. */
-export async function resetDelivery(db: D1Database, endpointId: string, id: string): Promise<WebhookDelivery | null> {
+export async function resetDelivery(db: AccountSql, endpointId: string, id: string): Promise<WebhookDelivery | null> {
   const at = Date.now();
   const row = await db
     .prepare(
@@ -101,7 +103,7 @@ export type ClaimedDelivery = WebhookDelivery & { url: string; secret: string; f
  * Leases a due, pending delivery of an enabled endpoint for one attempt; null when there is nothing to do
  * (delivered, failed, not due, leased by another consumer, or its endpoint is gone or disabled).
  */
-export async function claimDelivery(db: D1Database, id: string, leaseSeconds: number): Promise<ClaimedDelivery | null> {
+export async function claimDelivery(db: AccountSql, id: string, leaseSeconds: number): Promise<ClaimedDelivery | null> {
   const now = Date.now();
   const row = await db
     .prepare(
@@ -132,7 +134,7 @@ export type DeliveryAttempt = {
 };
 
 /** Records one attempt, and the endpoint's failure record (cleared by a success), in one transaction. */
-export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAttempt): Promise<void> {
+export async function recordDeliveryAttempt(db: AccountSql, attempt: DeliveryAttempt): Promise<void> {
   const now = new Date();
   const at = now.getTime();
   const { delivery } = attempt;
@@ -167,9 +169,9 @@ export async function recordDeliveryAttempt(db: D1Database, attempt: DeliveryAtt
 
 /**
  * Pending deliveries of enabled endpoints overdue by `graceSeconds` with no live lease: due again now (the
- * sweep queues them). A disabled endpoint's pending deliveries wait until it is enabled again.
+ * account alarm queues them). A disabled endpoint's pending deliveries wait until it is enabled again.
  */
-export async function claimOverdueDeliveries(db: D1Database, graceSeconds: number, limit: number): Promise<string[]> {
+export async function claimOverdueDeliveries(db: AccountSql, graceSeconds: number, limit: number): Promise<string[]> {
   const now = Date.now();
   const rows = await db
     .prepare(

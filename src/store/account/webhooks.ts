@@ -1,6 +1,9 @@
 // Webhook endpoints of an account and their delivery log.
+
 import { nowIso } from '../../ids';
 import type { EventType, WebhookEvent } from '../../webhooks/events';
+import type { SqlResult, SqlStatement } from '../sql';
+import type { AccountSql } from './object-sql';
 
 export type WebhookEndpoint = {
   id: string;
@@ -47,7 +50,7 @@ const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
 export const MAX_ENDPOINTS_PER_ACCOUNT = 20;
 
 /** The event types at least one enabled endpoint of the account wants. */
-export async function subscribedEventTypes(db: D1Database, accountId: string): Promise<Set<string>> {
+export async function subscribedEventTypes(db: AccountSql, accountId: string): Promise<Set<string>> {
   const { results } = await db
     .prepare(
       `SELECT DISTINCT e.value AS type FROM webhook_endpoints AS w, json_each(w.events) AS e
@@ -60,7 +63,7 @@ export async function subscribedEventTypes(db: D1Database, accountId: string): P
 
 /** Creates an endpoint unless the account has `MAX_ENDPOINTS_PER_ACCOUNT` already (then null). */
 export async function createEndpoint(
-  db: D1Database,
+  db: AccountSql,
   endpoint: Pick<WebhookEndpoint, 'id' | 'accountId' | 'url' | 'events' | 'description' | 'secret'>,
 ): Promise<WebhookEndpoint | null> {
   const at = nowIso();
@@ -85,7 +88,7 @@ export async function createEndpoint(
   return row ? toEndpoint(row) : null;
 }
 
-export async function listEndpoints(db: D1Database, accountId: string): Promise<WebhookEndpoint[]> {
+export async function listEndpoints(db: AccountSql, accountId: string): Promise<WebhookEndpoint[]> {
   const rows = await db
     .prepare('SELECT * FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id')
     .bind(accountId)
@@ -93,7 +96,7 @@ export async function listEndpoints(db: D1Database, accountId: string): Promise<
   return rows.results.map(toEndpoint);
 }
 
-export async function findEndpoint(db: D1Database, accountId: string, id: string): Promise<WebhookEndpoint | null> {
+export async function findEndpoint(db: AccountSql, accountId: string, id: string): Promise<WebhookEndpoint | null> {
   const row = await db
     .prepare('SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ?')
     .bind(id, accountId)
@@ -105,7 +108,7 @@ export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'events' | '
 
 /** Applies the given changes; enabling again clears the failure record. Null when not the account's. */
 export async function updateEndpoint(
-  db: D1Database,
+  db: AccountSql,
   accountId: string,
   id: string,
   changes: EndpointChanges,
@@ -134,7 +137,7 @@ export async function updateEndpoint(
   return row ? toEndpoint(row) : null;
 }
 
-export async function deleteEndpoint(db: D1Database, accountId: string, id: string): Promise<boolean> {
+export async function deleteEndpoint(db: AccountSql, accountId: string, id: string): Promise<boolean> {
   const [removed] = await db.batch([
     db.prepare('DELETE FROM webhook_endpoints WHERE id = ? AND account_id = ?').bind(id, accountId),
     db
@@ -151,16 +154,16 @@ export async function deleteEndpoint(db: D1Database, accountId: string, id: stri
  * The statement that records `events` (at `at`, epoch milliseconds) for every enabled endpoint of the account
  * subscribed to them, as pending deliveries (RETURNING their ids, to be queued). Put it in the transaction of
  * the fact the events record; `condition` may use ?4 and ?5 (`params`) to tie it to that fact. A delivery
- * keeps its event's data; its payload is composed from it (src/db/webhook-deliveries.ts).
+ * keeps its event's data; its payload is composed from it (webhook-deliveries.ts).
  */
 export function deliveriesInsert(
-  db: D1Database,
+  db: AccountSql,
   accountId: string,
   events: WebhookEvent[],
   at: number,
   condition = '1',
   params: (string | null)[] = [],
-): D1PreparedStatement {
+): SqlStatement {
   return db
     .prepare(
       `INSERT INTO webhook_deliveries (id, endpoint_id, event_type, data, due_at, created_at, updated_at)
@@ -175,5 +178,15 @@ export function deliveriesInsert(
 }
 
 /** The delivery ids a `deliveriesInsert` statement returned. */
-export const insertedIds = (result: D1Result | undefined): string[] =>
+export const insertedIds = (result: SqlResult | undefined): string[] =>
   ((result?.results ?? []) as { id: string }[]).map((r) => r.id);
+
+/** Records events of a fact kept elsewhere (an OTP session, a domain, a sender) as pending deliveries; their ids. */
+export async function recordWebhookEvents(
+  db: AccountSql,
+  accountId: string,
+  events: WebhookEvent[],
+  at: number,
+): Promise<string[]> {
+  return insertedIds(await deliveriesInsert(db, accountId, events, at).all());
+}

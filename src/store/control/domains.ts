@@ -190,11 +190,10 @@ export async function saveDomain(
   db: D1Database,
   domain: Domain,
   now: number,
-  also: D1PreparedStatement[],
-): Promise<{ kind: 'saved'; results: D1Result[] } | { kind: 'taken' }> {
+): Promise<{ kind: 'saved' } | { kind: 'taken' }> {
   const listed = domain.selectors;
   try {
-    const results = await db.batch([
+    await db.batch([
       db
         .prepare(
           `UPDATE domains SET status = ?, return_path_status = ?, spf_status = ?, dmarc_status = ?, checks = ?,
@@ -221,9 +220,8 @@ export async function saveDomain(
       db
         .prepare('DELETE FROM dkim_selectors WHERE domain_id = ? AND retires_at IS NOT NULL AND retires_at <= ?')
         .bind(domain.id, now),
-      ...also,
     ]);
-    return { kind: 'saved', results };
+    return { kind: 'saved' };
   } catch (error) {
     if (isUniqueViolation(error)) return { kind: 'taken' };
     throw error;

@@ -92,24 +92,16 @@ export async function findSenderByToken(db: D1Database, hash: string, now: numbe
  * only when the confirmation was: `changes() = 1`) runs in the same transaction; its results end the answer.
  * Null for an unknown, used or expired token.
  */
-export async function confirmSender(
-  db: D1Database,
-  hash: string,
-  now: number,
-  also: D1PreparedStatement[],
-): Promise<{ sender: Sender; results: D1Result[] } | null> {
-  const results = await db.batch([
-    db
-      .prepare(
-        `UPDATE senders SET verified = 1, confirm_token_hash = NULL, confirm_expires_at = NULL
-         WHERE confirm_token_hash = ? AND confirm_expires_at > ? AND verified = 0
-         RETURNING ${COLUMNS}`,
-      )
-      .bind(hash, now),
-    ...also,
-  ]);
-  const row = results[0]!.results[0] as SenderRow | undefined;
-  return row ? { sender: toSender(row), results } : null;
+export async function confirmSender(db: D1Database, hash: string, now: number): Promise<Sender | null> {
+  const row = await db
+    .prepare(
+      `UPDATE senders SET verified = 1, confirm_token_hash = NULL, confirm_expires_at = NULL
+       WHERE confirm_token_hash = ? AND confirm_expires_at > ? AND verified = 0
+       RETURNING ${COLUMNS}`,
+    )
+    .bind(hash, now)
+    .first<SenderRow>();
+  return row ? toSender(row) : null;
 }
 
 export async function deleteSender(db: D1Database, accountId: string, id: string): Promise<boolean> {

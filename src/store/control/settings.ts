@@ -1,4 +1,5 @@
 import { nowIso } from '../../ids';
+import { IsolateCache } from '../../isolate-cache';
 
 export type Settings = { frozen: boolean; dailyAllowance: number | null; updatedAt: string };
 
@@ -39,3 +40,14 @@ export async function updateSettings(
     .first<SettingsRow>();
   return toSettings(row!);
 }
+
+const cached = new IsolateCache<Settings>();
+
+/**
+ * The settings as this isolate last read them (at most ISOLATE_CACHE_TTL_MS old; a change made here is seen at
+ * once): what accepting an email passes to the account's object. A freeze reaches other isolates within the TTL.
+ */
+export const currentSettings = (db: D1Database): Promise<Settings> => cached.get('settings', () => getSettings(db));
+
+/** After a change in this isolate. */
+export const forgetSettings = () => cached.forget('settings');

@@ -221,7 +221,9 @@ describe('GET /admin/v1/accounts', () => {
   it('accounts created at the same time are ordered by id', async () => {
     const at = '2000-01-01T00:00:00.000Z';
     for (const id of ['acc_tie_b', 'acc_tie_c', 'acc_tie_a']) {
-      await env.DB.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').bind(id, id, at).run();
+      await env.DB.prepare('INSERT INTO accounts (id, name, created_at, tag) VALUES (?, ?, ?, ?)')
+        .bind(id, id, at, id.slice(4, 12))
+        .run();
     }
     const { items } = await walk('/admin/v1/accounts', 'accounts', 1);
     expect(items.slice(-3).map((a) => a.id)).toEqual(['acc_tie_c', 'acc_tie_b', 'acc_tie_a']);

@@ -1,6 +1,7 @@
 // Signing in to the dashboard: an address, a code mailed through postcode's own backend OTP flow, a session cookie.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { accountDb } from '../../support/account-db';
 import { admin, inbox, uniqueAddress, waitForInbox } from '../../support/api';
 import { Browser, bareAccount, fieldValue, signedInMember, signInCode, signInMails } from '../../support/dashboard';
 
@@ -133,8 +134,12 @@ describe('POST /dashboard/login/code', () => {
     await expect
       .poll(
         async () =>
-          (await env.DB.prepare('SELECT account_id, channel FROM otp_verifications WHERE email = ?').bind(email).all())
-            .results,
+          (
+            await accountDb('acc_postcode')
+              .prepare('SELECT account_id, channel FROM otp_verifications WHERE email = ?')
+              .bind(email)
+              .all()
+          ).results,
       )
       .toEqual([{ account_id: 'acc_postcode', channel: 'backend' }]);
   });

@@ -140,7 +140,7 @@ describe('POST /api/v1/emails with attachments', () => {
   });
 
   it('stores the files in R2 and queues only the id: a scheduled email keeps them until canceled', async () => {
-    const { mailKey } = await newAccount();
+    const { accountId, mailKey } = await newAccount();
     const sent: unknown[] = [];
     const queueSpy = { ...env.MAIL_QUEUE, sendBatch: async (messages: unknown[]) => void sent.push(...messages) };
     const file = randomBytes(1_000);
@@ -156,7 +156,7 @@ describe('POST /api/v1/emails with attachments', () => {
     );
     expect(res.status).toBe(200);
     const id = res.json.data.id;
-    expect(sent).toEqual([{ body: { kind: 'email', emailId: id }, contentType: 'json' }]);
+    expect(sent).toEqual([{ body: { kind: 'email', accountId, emailId: id }, contentType: 'json' }]);
     const [key] = await r2Keys(id);
     const stored = await env.ATTACHMENTS.get(key!);
     expect(await sha256(new Uint8Array(await stored!.arrayBuffer()))).toBe(await sha256(file));

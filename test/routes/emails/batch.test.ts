@@ -1,6 +1,6 @@
 // POST /api/v1/emails/batch: up to 100 route-1 emails, all or none.
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { accountDb } from '../../support/account-db';
 import {
   admin,
   call,
@@ -136,9 +136,10 @@ describe('POST /api/v1/emails/batch', () => {
   });
 
   it('the daily allowance counts every recipient of every email; over it, nothing is stored', async () => {
-    const { mailKey } = await newAccount();
+    const { accountId, mailKey } = await newAccount();
     const day = new Date().toISOString().slice(0, 10);
-    const usage = await env.DB.prepare('SELECT recipients FROM daily_usage WHERE day = ?')
+    const usage = await accountDb(accountId)
+      .prepare('SELECT recipients FROM daily_usage WHERE day = ?')
       .bind(day)
       .first<{ recipients: number }>();
     const used = usage?.recipients ?? 0;

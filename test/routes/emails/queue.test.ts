@@ -2,6 +2,7 @@ import { createExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app';
+import { emailDb } from '../../support/account-db';
 import {
   call,
   expectError,
@@ -219,7 +220,8 @@ describe('POST /api/v1/emails', () => {
     const res = await queue(mailKey, { to, subject: 'Refused', text: 'x' });
     expect(res.status).toBe(200);
     await waitForStatus(mailKey, res.json.data.id, 'FAILED');
-    const row = await env.DB.prepare('SELECT status, last_reply FROM emails WHERE id = ?')
+    const row = await (await emailDb(res.json.data.id))
+      .prepare('SELECT status, last_reply FROM emails WHERE id = ?')
       .bind(res.json.data.id)
       .first<{ last_reply: string }>();
     expect(row!.last_reply).toContain('550');

@@ -1,8 +1,10 @@
-// Scheduled sends: `scheduledAt` on routes 1, 3 and the batch; cancel; move; the scheduled handler.
-import { createScheduledController } from 'cloudflare:test';
+// Scheduled sends: `scheduledAt` on routes 1, 3 and the batch; cancel; move; the account object's alarm.
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import worker from '../../../src/index';
+import { config } from '../../../src/config';
+import { accountObject } from '../../../src/store/account/client';
+import { accountDb, accountIdOfEmail } from '../../support/account-db';
 import {
   admin,
   call,
@@ -22,19 +24,21 @@ const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 const queue = (token: string, body: object) => call<QueuedEmail>('POST', '/api/v1/emails', { token, body });
 const detail = async (token: string, id: string) =>
   (await call<EmailDetail>('GET', `/api/v1/emails/${id}`, { token })).json.data;
-const scheduledHandler = () => worker.scheduled(createScheduledController(), env);
+/** What the account's alarm does at its time, now. */
+const alarm = async (id: string) => accountObject(env, await accountIdOfEmail(id)).wake();
 
-/** An email stored SCHEDULED for an hour from now (its message is left to the scheduled handler). */
+/** An email stored SCHEDULED for an hour from now (its message is left to the account's alarm). */
 async function scheduledLater(mailKey: string, to = uniqueAddress('later')) {
   const res = await queue(mailKey, { to, subject: 'Later', text: 'x', scheduledAt: inSeconds(3600) });
   expect(res.json.data.status).toBe('SCHEDULED');
   return { id: res.json.data.id, to };
 }
 
-/** Its time came while its queue message was lost (say, with a restarted `wrangler dev`). */
-const timeCameAndMessageLost = (id: string) =>
-  env.DB.prepare(`UPDATE emails SET due_at = ?1, scheduled_at = ?1 WHERE id = ?2`)
-    .bind(Date.now() - 5_000, id)
+/** Its time came more than the grace period ago, and its queue message was lost (say, with a restarted `wrangler dev`). */
+const timeCameAndMessageLost = async (id: string) =>
+  accountDb(await accountIdOfEmail(id))
+    .prepare(`UPDATE emails SET due_at = ?1, scheduled_at = ?1 WHERE id = ?2`)
+    .bind(Date.now() - (config(env).outbox.graceSeconds + 5) * 1000, id)
     .run();
 
 describe('scheduledAt on POST /api/v1/emails', () => {
@@ -105,16 +109,38 @@ describe('scheduledAt on POST /api/v1/emails', () => {
     expect(batch.json.data[0]!.status).toBe('SCHEDULED');
   });
 
-  it('D1 is the truth: a scheduled email whose message was lost goes out from the scheduled handler', async () => {
+  it('the object is the truth: a scheduled email whose message was lost goes out from its alarm', async () => {
     const { mailKey } = await newAccount();
     const { id, to } = await scheduledLater(mailKey);
-    await scheduledHandler(); // an hour away: not dispatched yet
+    await alarm(id); // an hour away: not dispatched yet
     await sleep(1500);
     expect(await inbox(to)).toEqual([]);
     await timeCameAndMessageLost(id);
-    await scheduledHandler();
+    await alarm(id);
     await waitForInbox(to);
     expect((await detail(mailKey, id)).status).toBe('SENT');
+  });
+
+  it('the alarm is set to dispatch a later email as its time comes near, and then sends it on time', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const to = uniqueAddress('alarm-dispatch');
+    const res = await queue(mailKey, { to, subject: 'Later', text: 'x', scheduledAt: inSeconds(600) });
+    const id = res.json.data.id;
+    const stub = env.ACCOUNT_STORE.get(env.ACCOUNT_STORE.idFromName(accountId));
+    const alarmAt = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    // 90 s before its time (the queue message is then delayed to the time itself).
+    expect(Math.abs(alarmAt! - (Date.now() + 510_000))).toBeLessThan(5_000);
+    // Time passes: it is 3 s away when the alarm rings.
+    const at = Date.now() + 3_000;
+    await accountDb(accountId)
+      .prepare('UPDATE emails SET due_at = ?1, scheduled_at = ?1 WHERE id = ?2')
+      .bind(at, id)
+      .run();
+    await alarm(id);
+    await sleep(1000);
+    expect(await inbox(to)).toEqual([]);
+    await waitForInbox(to);
+    expect(Date.now()).toBeGreaterThanOrEqual(at);
   });
 
   it('freeze mode holds a scheduled NORMAL email when it comes due, not before', async () => {
@@ -124,7 +150,7 @@ describe('scheduledAt on POST /api/v1/emails', () => {
       await admin('PUT', '/admin/v1/settings', { frozen: true });
       expect((await detail(mailKey, id)).status).toBe('SCHEDULED');
       await timeCameAndMessageLost(id);
-      await scheduledHandler();
+      await alarm(id);
       for (let i = 0; i < 50 && !(await detail(mailKey, id)).events.some((e) => e.type === 'held'); i++) {
         await sleep(100);
       }

@@ -1,7 +1,7 @@
 // Per-account OTP branding: the operator API that sets it, and the OTP mail and hosted page that show it.
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { accentColors } from '../../../src/otp/branding';
+import { accountDb } from '../../support/account-db';
 import {
   admin,
   call,
@@ -204,7 +204,8 @@ describe('the hosted page in the account look', () => {
     for (const logoUrl of ['https://a.example;script-src-elem/logo.png', 'https://a.example;sandbox/logo.png']) {
       const { accountId, serverKey } = await newAccount();
       // As a row written before the rule on logoUrl held.
-      await env.DB.prepare('INSERT INTO otp_branding (account_id, logo_url, updated_at) VALUES (?, ?, ?)')
+      await accountDb(accountId)
+        .prepare('INSERT INTO otp_branding (account_id, logo_url, updated_at) VALUES (?, ?, ?)')
         .bind(accountId, logoUrl, new Date().toISOString())
         .run();
       const email = uniqueAddress('page-bad-logo');

@@ -1,8 +1,8 @@
 // Instant OTP verify and history (routes 8, 9; interface-v1.md endpoints 8, 9): checking a code, attempts,
 // locks, concurrency and expiry, and the list of verified sessions; decisions.md "Authentication", "One-time codes",
 // "Rate limits". The send route (7): instant-otp-send.test.ts; the legacy aliases (10-12): legacy-otp.test.ts.
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { accountDb } from '../../support/account-db';
 import { call, codeFromInbox, expectError, newAccount, uniqueAddress } from '../../support/api';
 import { clearExpiredSession, expireSession, ISO, unknownSessionId, wrongCode as wrong } from '../../support/otp';
 import {
@@ -269,14 +269,15 @@ describe('POST /api/v1/instant-otp/verify', () => {
       expectError(await verify(publicToken, { sessionId, email, code }, LEGACY.verify), 404, 'SESSION_NOT_FOUND');
     });
 
-    it('the alarm deletes a session once its keep time after expiry is over (D1 told it expired); verify → 404', async () => {
-      const { publicToken } = await newAccount();
+    it("the alarm deletes a session once its keep time after expiry is over (the account's object told it expired); verify → 404", async () => {
+      const { accountId, publicToken } = await newAccount();
       const email = uniqueAddress('alarm');
       const { sessionId, code } = await sendAndRead(publicToken, email);
       expect(await storedRows(sessionId)).toHaveLength(1);
       await clearExpiredSession(sessionId);
       expect(await storedRows(sessionId)).toHaveLength(0);
-      const ended = await env.DB.prepare('SELECT outcome FROM otp_outcomes WHERE session_id = ?')
+      const ended = await accountDb(accountId)
+        .prepare('SELECT outcome FROM otp_outcomes WHERE session_id = ?')
         .bind(sessionId)
         .first();
       expect(ended).toEqual({ outcome: 'expired' });

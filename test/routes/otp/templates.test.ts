@@ -3,8 +3,8 @@
 // code never kept or logged anywhere.
 
 import { runInDurableObject } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { accountDb } from '../../support/account-db';
 import { admin, call, expectError, newAccount, sendLogTotal, uniqueAddress, waitForInbox } from '../../support/api';
 import { runJobs } from '../../support/delivery';
 import { sessionStub } from '../../support/otp';
@@ -190,7 +190,7 @@ describe('OTP mail from a template (templateId)', () => {
     expect(retried.mail.subject).toBe('Retry Co sign-in code');
   });
 
-  it('keeps the code nowhere: not in the send log, not in D1, not in the session object (only its HMAC)', async () => {
+  it("keeps the code nowhere: not in the send log, not in the account's tables, not in the session object (only its HMAC)", async () => {
     const account = await newAccount();
     const template = await createTemplate(account.mailKey, OTP_TEMPLATE);
     const email = uniqueAddress('tpl-secret');
@@ -198,7 +198,8 @@ describe('OTP mail from a template (templateId)', () => {
     const { code } = await mailedCode(email);
     expect(await sendLogTotal(account.mailKey)).toBe(0);
     for (const table of ['emails', 'email_events', 'otp_verifications', 'events']) {
-      const rows = await env.DB.prepare(`SELECT * FROM ${table}`)
+      const rows = await accountDb(account.accountId)
+        .prepare(`SELECT * FROM ${table}`)
         .all()
         .catch(() => ({ results: [] }));
       expect(JSON.stringify(rows.results)).not.toContain(code);

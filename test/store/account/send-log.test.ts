@@ -1,24 +1,31 @@
 // The send log's data layer: totals from counters that stay exact through every change of an email (stored,
 // status moved, deleted by retention), pages by number and by cursor that agree, and plans that read only
-// the filter's index entries and the page's rows.
+// the filter's index entries and the page's rows. All of it in the account's object, whose database holds the log.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { BounceReason } from '../../src/mail/bounce-reasons';
-import type { EmailStatus } from '../../src/store/account/emails';
-import { deleteEmails } from '../../src/store/account/retention';
-import { listEmails, type SendLogFilter } from '../../src/store/account/send-log';
-import type { PageRequest } from '../../src/store/paging';
-import { newAccount, uniqueAddress } from '../support/api';
-import { storedEmail } from '../support/delivery';
+import type { BounceReason } from '../../../src/mail/bounce-reasons';
+import { accountStore } from '../../../src/store/account/client';
+import type { EmailStatus } from '../../../src/store/account/emails';
+import type { AccountSql } from '../../../src/store/account/object-sql';
+import { listEmails, type SendLogFilter } from '../../../src/store/account/send-log';
+import { decodeCursor, type PageRequest } from '../../../src/store/paging';
+import { accountDb } from '../../support/account-db';
+import { newAccount, uniqueAddress } from '../../support/api';
+import { storedEmail } from '../../support/delivery';
 
 const STATUSES: EmailStatus[] = ['QUEUED', 'SENT', 'FAILED', 'CANCELED', 'SUPPRESSED'];
 const TAGS = ['category:receipt', 'category:welcome', 'locale:de'];
 const REASONS: BounceReason[] = ['mailbox_full', 'blocked'];
+const DAY = 86_400_000;
+/**
+ * The log's times, from a minute a day ahead: the account's alarm (which may run during the test) then finds
+ * none of these emails overdue (to queue again) or expired (to delete), and leaves them as the test sets them.
+ */
+const base = Math.floor((Date.now() + DAY) / 60_000) * 60_000;
 
 /** Emails of one account in both modes, with tags, shared recipients and every status. */
 async function seedLog(accountId: string, count: number) {
   const customers = [uniqueAddress('ada'), uniqueAddress('grace'), uniqueAddress('edsger')];
-  const base = Date.parse('2026-10-01T00:00:00.000Z');
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     // One value per tag name: receipt, welcome or no category; German now and then.
@@ -38,35 +45,40 @@ async function seedLog(accountId: string, count: number) {
     ids.push(id);
     // Bounces: a full mailbox now and then; both recipients of some two-recipient emails blocked (one email
     // with two recipients of one reason comes once).
-    if (i % 3 === 1) await bounced(id, 0, 'mailbox_full');
-    if (i % 8 === 0) for (const position of [0, 1]) await bounced(id, position, 'blocked');
+    if (i % 3 === 1) await bounced(accountId, id, 0, 'mailbox_full');
+    if (i % 8 === 0) for (const position of [0, 1]) await bounced(accountId, id, position, 'blocked');
   }
   return { ids, customers };
 }
 
-async function bounced(id: string, position: number, reason: BounceReason) {
-  await env.DB.prepare(
-    `UPDATE email_recipients SET status = 'BOUNCED', bounce_type = 'soft', bounce_reason = ?3
+async function bounced(accountId: string, id: string, position: number, reason: BounceReason) {
+  await accountDb(accountId)
+    .prepare(
+      `UPDATE email_recipients SET status = 'BOUNCED', bounce_type = 'soft', bounce_reason = ?3
      WHERE email_id = ?1 AND position = ?2`,
-  )
+    )
     .bind(id, position, reason)
     .run();
 }
 
-async function setStatus(id: string, status: EmailStatus, at = Date.parse('2026-10-02T00:00:00.000Z')) {
-  await env.DB.prepare('UPDATE emails SET status = ?2, updated_at = ?3 WHERE id = ?1').bind(id, status, at).run();
+async function setStatus(accountId: string, id: string, status: EmailStatus, at = base + DAY) {
+  await accountDb(accountId)
+    .prepare('UPDATE emails SET status = ?2, updated_at = ?3 WHERE id = ?1')
+    .bind(id, status, at)
+    .run();
 }
 
 /** The filter's emails counted and ordered the slow way, straight from the rows. */
 async function truth(accountId: string, test: boolean, filter: SendLogFilter) {
   const [name, value] = filter.tag ? filter.tag.split(':') : [null, null];
-  const rows = await env.DB.prepare(
-    `SELECT e.id FROM emails e WHERE e.account_id = ?1 AND e.test = ?2 AND (?3 IS NULL OR e.status = ?3)
+  const rows = await accountDb(accountId)
+    .prepare(
+      `SELECT e.id FROM emails e WHERE e.account_id = ?1 AND e.test = ?2 AND (?3 IS NULL OR e.status = ?3)
        AND (?4 IS NULL OR EXISTS (SELECT 1 FROM email_recipients r WHERE r.email_id = e.id AND r.canonical = ?4))
        AND (?5 IS NULL OR EXISTS (SELECT 1 FROM email_tags t WHERE t.email_id = e.id AND t.name = ?5 AND t.value = ?6))
        AND (?7 IS NULL OR EXISTS (SELECT 1 FROM email_recipients b WHERE b.email_id = e.id AND b.bounce_reason = ?7))
      ORDER BY e.created_at DESC, e.id DESC`,
-  )
+    )
     .bind(accountId, test ? 1 : 0, filter.status ?? null, filter.to ?? null, name, value, filter.bounceReason ?? null)
     .all<{ id: string }>();
   return rows.results.map((r) => r.id);
@@ -91,9 +103,8 @@ function filters(customers: string[]): SendLogFilter[] {
 async function walk(owner: { accountId: string; test: boolean }, filter: SendLogFilter, limit: number, asText = false) {
   const ids: string[] = [];
   let request: PageRequest = { limit, page: 1, after: null };
-  const { decodeCursor } = await import('../../src/store/paging');
   for (let n = 0; n < 100; n++) {
-    const page = await listEmails(env.DB, owner, request, filter);
+    const page = await accountStore(env, owner.accountId).listEmails(owner, request, filter);
     ids.push(...page.items.map((e) => e.id));
     if (page.nextCursor === null) return ids;
     const after = decodeCursor(page.nextCursor)!;
@@ -104,30 +115,32 @@ async function walk(owner: { accountId: string; test: boolean }, filter: SendLog
   throw new Error('the cursor never reached the end');
 }
 
-/** The plans of the statements a read of the log prepares (parameters bound as the read binds them). */
-async function plansOf(read: (db: D1Database) => Promise<unknown>) {
+/**
+ * The plans of the statements a read of the log prepares (parameters bound as the read binds them), in the
+ * account's object.
+ */
+async function plansOf(accountId: string, read: (db: AccountSql) => Promise<unknown>) {
   const statements: { sql: string; binds: unknown[] }[] = [];
-  const db = new Proxy(env.DB, {
-    get(target, property) {
-      if (property !== 'prepare') return Reflect.get(target, property).bind(target);
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        return new Proxy(statement, {
-          get(s, p) {
-            if (p !== 'bind') return Reflect.get(s, p).bind(s);
-            return (...binds: unknown[]) => {
-              statements.push({ sql, binds });
-              return s.bind(...binds);
-            };
-          },
-        });
+  const db = accountDb(accountId);
+  const recording = {
+    plane: 'account',
+    prepare: (sql: string) => {
+      const statement = db.prepare(sql);
+      return {
+        ...statement,
+        bind: (...binds: unknown[]) => {
+          statements.push({ sql, binds });
+          return statement.bind(...binds);
+        },
       };
     },
-  });
-  await read(db);
+    batch: db.batch,
+  } as unknown as AccountSql;
+  await read(recording);
   return Promise.all(
     statements.map(async ({ sql, binds }) => {
-      const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      const rows = await db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
         .bind(...binds)
         .all<{ detail: string }>();
       return { sql, plan: rows.results.map((r) => r.detail) };
@@ -135,27 +148,28 @@ async function plansOf(read: (db: D1Database) => Promise<unknown>) {
   );
 }
 
-describe('the send log (src/db/send-log.ts)', () => {
+describe('the send log (src/store/account/send-log.ts)', () => {
   it('answers every filter with the exact total and order, by page and by cursor, through status changes and deletions', async () => {
     const { accountId } = await newAccount('Send log counters');
     const { ids, customers } = await seedLog(accountId, 40);
-    await Promise.all(ids.map((id, i) => setStatus(id, STATUSES[i % STATUSES.length]!)));
-    await setStatus(ids[2]!, 'SENT'); // a second move of the same email (FAILED → SENT)
+    await Promise.all(ids.map((id, i) => setStatus(accountId, id, STATUSES[i % STATUSES.length]!)));
+    await setStatus(accountId, ids[2]!, 'SENT'); // a second move of the same email (FAILED → SENT)
     for (const bounceReason of REASONS) {
       expect((await truth(accountId, false, { bounceReason })).length, bounceReason).toBeGreaterThan(2);
     }
 
+    const log = accountStore(env, accountId);
     const check = async (when: string) => {
       for (const test of [false, true]) {
         for (const filter of filters(customers)) {
           const expected = await truth(accountId, test, filter);
           const what = `${when} ${test ? 'test' : 'live'} ${JSON.stringify(filter)}`;
-          const first = await listEmails(env.DB, { accountId, test }, { limit: 3, page: 1, after: null }, filter);
+          const first = await log.listEmails({ accountId, test }, { limit: 3, page: 1, after: null }, filter);
           expect(first.total, what).toBe(expected.length);
           expect(first.nextCursor === null, what).toBe(expected.length <= 3);
           expect(await walk({ accountId, test }, filter, 3), what).toEqual(expected);
           expect(await walk({ accountId, test }, filter, 3, true), `${what}, cursor times as text`).toEqual(expected);
-          const second = await listEmails(env.DB, { accountId, test }, { limit: 3, page: 2, after: null }, filter);
+          const second = await log.listEmails({ accountId, test }, { limit: 3, page: 2, after: null }, filter);
           expect(
             second.items.map((e) => e.id),
             what,
@@ -166,7 +180,7 @@ describe('the send log (src/db/send-log.ts)', () => {
     await check('after the moves:');
     // Retention deletes final emails (their tags and recipients first, then the rows).
     const final = ids.filter((_, i) => ['SENT', 'FAILED'].includes(STATUSES[i % STATUSES.length]!)).slice(0, 9);
-    expect(await deleteEmails(env.DB, final, new Date('2026-12-31T00:00:00.000Z'))).toBe(9);
+    expect(await log.deleteEmails(final, new Date(base + 90 * DAY))).toBe(9);
     await check('after deletions:');
   });
 
@@ -177,7 +191,7 @@ describe('the send log (src/db/send-log.ts)', () => {
     const cursor = { page: 2, at: '2026-10-01T00:01:00.000Z', key: 'em_x' };
     for (const filter of filters(customers)) {
       for (const after of [null, cursor]) {
-        const plans = await plansOf((db) => listEmails(db, owner, { limit: 20, page: 3, after }, filter));
+        const plans = await plansOf(accountId, (db) => listEmails(db, owner, { limit: 20, page: 3, after }, filter));
         const [page, count] = plans;
         const what = JSON.stringify({ filter, after: after !== null });
         // The page's ids: a SEARCH of the filter's index on its leading columns, the account's first.

@@ -1,0 +1,140 @@
+import { DurableObject } from 'cloudflare:workers';
+import { config } from '../config';
+import type { Bindings } from '../env';
+import { dispatchScheduledMail, recoverOverdueMail, releaseHeldMail } from '../queue/producer';
+import { deleteExpired, retentionDueAt } from '../retention';
+import type { OperationResult } from '../store/account/client';
+import { ObjectSql } from '../store/account/object-sql';
+import { operationOf } from '../store/account/operations';
+import { SCHEDULE_DISPATCH_SECONDS } from '../store/account/outbox';
+import { migrateAccountSchema } from '../store/account/schema';
+import { objectState, setObjectState, waitingWork } from '../store/account/work';
+import { forgetHeldMail, noteHeldMail } from '../store/control/held-mail';
+import { getSettings } from '../store/control/settings';
+import { recoverOverdueDeliveries } from '../webhooks/deliver';
+
+/** While mail is held (freeze mode), the object asks the control plane again this often. */
+const HELD_RECHECK_MS = 60_000;
+
+/**
+ * One account's data plane: its own SQLite database (src/store/account/), and an alarm that does for this account
+ * what a sweep over every account would otherwise do: scheduled mail dispatched as its time comes near, mail and
+ * webhook deliveries whose queue message was lost queued again, held mail released after an unfreeze, and
+ * retention. Callers reach it through `accountStore()` (src/store/account/client.ts).
+ */
+export class AccountStore extends DurableObject<Bindings> {
+  private readonly db: ObjectSql;
+  private accountId: string | null = null;
+  /** The alarm as last set or read (undefined: not read yet). */
+  private alarmAt: number | null | undefined;
+  /** Scheduled mail due up to this time (epoch ms) has its queue message. */
+  private dispatchedUntil: number | undefined;
+  /** The control plane knows that this account holds mail (freeze mode). */
+  private heldNoted = false;
+
+  constructor(ctx: DurableObjectState, env: Bindings) {
+    super(ctx, env);
+    migrateAccountSchema(ctx.storage);
+    this.db = new ObjectSql(ctx.storage);
+  }
+
+  /**
+   * Runs one operation of src/store/account on this account's database, then plans the alarm. A failure is
+   * answered, not thrown, so that the caller rethrows it as its own (see `accountStore`).
+   */
+  async run(accountId: string, operation: string, args: unknown[]): Promise<OperationResult> {
+    try {
+      const run = operationOf(operation);
+      if (!run) throw new Error(`AccountStore: no operation ${operation}`);
+      await this.knowAccount(accountId);
+      const value = await run(this.db, ...args);
+      await this.plan(false);
+      return { ok: true, value };
+    } catch (error) {
+      return { ok: false, message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Does the alarm's work now (an unfreeze wakes the accounts that hold mail). */
+  async wake(): Promise<void> {
+    await this.alarm();
+  }
+
+  async alarm(): Promise<void> {
+    this.alarmAt = null;
+    const accountId = this.accountId ?? (await objectState(this.db, 'account'));
+    if (!accountId) return;
+    this.accountId = accountId;
+    const env = this.env;
+    const settings = config(env);
+    const grace = settings.outbox.graceSeconds;
+    const now = Date.now();
+    const dispatched = await this.dispatched();
+    const work = await waitingWork(this.db, dispatched);
+    if (work.held) {
+      // The control plane's word, not a cached one: an unfreeze must not wait for a cache.
+      if (!(await getSettings(env.DB)).frozen) {
+        await releaseHeldMail(env, this.db, accountId);
+        await forgetHeldMail(env.DB, accountId);
+        this.heldNoted = false;
+      }
+    }
+    const until = now + SCHEDULE_DISPATCH_SECONDS * 1000;
+    await dispatchScheduledMail(env, this.db, accountId, dispatched, until, grace);
+    await this.setDispatched(until);
+    await recoverOverdueMail(env, this.db, accountId, grace);
+    await recoverOverdueDeliveries(env, this.db, accountId, grace);
+    await deleteExpired(env, this.db, new Date(now));
+    await this.plan(true);
+  }
+
+  private async knowAccount(accountId: string): Promise<void> {
+    if (this.accountId === accountId) return;
+    const stored = await objectState(this.db, 'account');
+    if (stored !== null && stored !== accountId) throw new Error(`AccountStore: ${accountId} is not this object's`);
+    if (stored === null) await setObjectState(this.db, 'account', accountId);
+    this.accountId = accountId;
+  }
+
+  private async dispatched(): Promise<number> {
+    this.dispatchedUntil ??= Number((await objectState(this.db, 'dispatched_until')) ?? 0);
+    return this.dispatchedUntil;
+  }
+
+  private async setDispatched(until: number): Promise<void> {
+    this.dispatchedUntil = until;
+    await setObjectState(this.db, 'dispatched_until', String(until));
+  }
+
+  /**
+   * Sets the alarm to the earliest time something here needs it. After an operation only an earlier time
+   * moves it (a few index lookups, and a storage write when it moves); after the alarm, retention is planned too.
+   */
+  private async plan(afterAlarm: boolean): Promise<void> {
+    const now = Date.now();
+    const grace = config(this.env).outbox.graceSeconds * 1000;
+    const work = await waitingWork(this.db, await this.dispatched());
+    const times: number[] = [];
+    if (work.inFlight) times.push(now + grace);
+    if (work.held) {
+      times.push(now + HELD_RECHECK_MS);
+      if (!this.heldNoted && this.accountId) {
+        await noteHeldMail(this.env.DB, this.accountId);
+        this.heldNoted = true;
+      }
+    }
+    if (work.nextScheduled !== null) times.push(work.nextScheduled - SCHEDULE_DISPATCH_SECONDS * 1000);
+    // A dispatched one still SCHEDULED once its time and the grace have passed lost its message.
+    if (work.dispatchedScheduled !== null) times.push(work.dispatchedScheduled + grace);
+    this.alarmAt ??= await this.ctx.storage.getAlarm();
+    if (afterAlarm || this.alarmAt === null) {
+      const retention = await retentionDueAt(this.env, this.db);
+      if (retention !== null) times.push(retention);
+    }
+    if (times.length === 0) return;
+    const at = Math.max(Math.min(...times), now);
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    await this.ctx.storage.setAlarm(at);
+  }
+}

@@ -7,6 +7,7 @@ import { newId } from './ids';
 import { declaredMethodsOnly } from './middleware/methods';
 import { registerComponents } from './openapi/document';
 import { adminRoutes } from './routes/admin';
+import { adminAccountRoutes } from './routes/admin-accounts';
 import { adminListRoutes } from './routes/admin-lists';
 import { backendOtpRoutes } from './routes/backend-otp';
 import { dashboardRoutes } from './routes/dashboard';
@@ -57,7 +58,14 @@ export function buildApp() {
 
   for (const routes of [metaRoutes, verifyPageRoutes, emailRoutes, sendLogRoutes, templateRoutes, instantOtpRoutes])
     app.route('/', routes);
-  for (const routes of [suppressionRoutes, webhookRoutes, backendOtpRoutes, emailVerificationRoutes, adminRoutes])
+  for (const routes of [
+    suppressionRoutes,
+    webhookRoutes,
+    backendOtpRoutes,
+    emailVerificationRoutes,
+    adminAccountRoutes,
+    adminRoutes,
+  ])
     app.route('/', routes);
   app.route('/', domainRoutes);
   app.route('/', senderRoutes);

@@ -6,6 +6,8 @@ export type Variables = {
   requestId: string;
   /** The raw JSON text of the request body, once a body route has read it. */
   jsonBody: string;
+  /** The request's Idempotency-Key, on an idempotent route (src/middleware/idempotency.ts). */
+  idempotencyKey?: { space: { accountId: string; test: boolean }; key: string; requestHash: string };
 };
 
 /** The environment of every route. A credential exists only on routes whose guard resolved one. */

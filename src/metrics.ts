@@ -116,7 +116,7 @@ function funnelOf(counts: Map<string, number>, channel: OtpChannel): OtpFunnel {
 
 /** The metrics of an account's mode (test keys see test mail only, and no codes) over [from, to). */
 export async function readMetrics(
-  env: Pick<Bindings, 'ACCOUNT_STORE'>,
+  env: Pick<Bindings, 'DB' | 'ACCOUNT_STORE'>,
   accountId: string,
   test: boolean,
   period: { from: Date; to: Date; granularity: Granularity },

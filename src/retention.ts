@@ -44,15 +44,25 @@ export async function retentionDueAt(env: Bindings, db: AccountSql): Promise<num
   return times.length === 0 ? null : Math.min(...times);
 }
 
-/** One run in the account's object: deletes what expired by `now`, returning how many of each kind. */
-export async function deleteExpired(env: Bindings, db: AccountSql, now = new Date()): Promise<RetentionRun> {
+export type Buckets = { bodies: R2Bucket; attachments: R2Bucket };
+
+/**
+ * One run in the account's object: deletes what expired by `now`, returning how many of each kind. `buckets`: the
+ * account's (its jurisdiction's), the default ones unless given.
+ */
+export async function deleteExpired(
+  env: Bindings,
+  db: AccountSql,
+  now = new Date(),
+  buckets: Buckets = { bodies: env.BODIES, attachments: env.ATTACHMENTS },
+): Promise<RetentionRun> {
   const { days } = config(env).retention;
   // Expired idempotency records are dead whatever RETENTION_DAYS says: a new request with the key replaces them.
   const idempotencyRecords = await deleteRows(db, 'idempotencyRecords', new Date(now.getTime() - IDEMPOTENCY_TTL_MS));
   if (days === 0) return { emails: 0, webhookDeliveries: 0, otpHistory: 0, otpOutcomes: 0, idempotencyRecords };
   const cutoff = new Date(now.getTime() - days * DAY_MS);
   return {
-    emails: await deleteEmailsBefore(env, db, cutoff),
+    emails: await deleteEmailsBefore(buckets, db, cutoff),
     webhookDeliveries: await deleteRows(db, 'webhookDeliveries', cutoff),
     otpHistory: await deleteRows(db, 'otpHistory', cutoff),
     otpOutcomes: await deleteRows(db, 'otpOutcomes', cutoff),
@@ -60,14 +70,14 @@ export async function deleteExpired(env: Bindings, db: AccountSql, now = new Dat
   };
 }
 
-async function deleteEmailsBefore(env: Bindings, db: AccountSql, cutoff: Date): Promise<number> {
+async function deleteEmailsBefore(buckets: Buckets, db: AccountSql, cutoff: Date): Promise<number> {
   let deleted = 0;
   for (let batch = 0; batch < RETENTION_BATCHES_PER_RUN; batch++) {
     const expired = await findExpiredEmails(db, cutoff, RETENTION_EMAIL_BATCH);
     // The files go first: should deleting the rows fail, the next run finds the emails again (deleting a
     // missing key does nothing), where the other order could leave files that nothing points at.
-    await deleteObjects(env.ATTACHMENTS, expired.objectKeys);
-    await deleteObjects(env.BODIES, expired.ids.map(bodyKeyOf));
+    await deleteObjects(buckets.attachments, expired.objectKeys);
+    await deleteObjects(buckets.bodies, expired.ids.map(bodyKeyOf));
     if (expired.ids.length > 0) deleted += await deleteEmails(db, expired.ids, cutoff);
     if (expired.ids.length < RETENTION_EMAIL_BATCH) break;
   }

@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { config } from '../config';
 import type { Bindings } from '../env';
+import { moveBodies } from '../mail/bodies';
 import { dispatchScheduledMail, recoverOverdueMail, releaseHeldMail } from '../queue/producer';
 import { deleteExpired, retentionDueAt } from '../retention';
 import type { OperationResult } from '../store/account/client';
@@ -11,6 +12,7 @@ import { migrateAccountSchema } from '../store/account/schema';
 import { objectState, setObjectState, waitingWork } from '../store/account/work';
 import { forgetHeldMail, noteHeldMail } from '../store/control/held-mail';
 import { getSettings } from '../store/control/settings';
+import { bucketsOf } from '../store/placement';
 import { recoverOverdueDeliveries } from '../webhooks/deliver';
 
 /** While mail is held (freeze mode), the object asks the control plane again this often. */
@@ -31,6 +33,8 @@ export class AccountStore extends DurableObject<Bindings> {
   private dispatchedUntil: number | undefined;
   /** The control plane knows that this account holds mail (freeze mode). */
   private heldNoted = false;
+  /** When the alarm's sweeps are due next (undefined: not known, so they run). */
+  private sweepsAt: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -47,7 +51,8 @@ export class AccountStore extends DurableObject<Bindings> {
       const run = operationOf(operation);
       if (!run) throw new Error(`AccountStore: no operation ${operation}`);
       await this.knowAccount(accountId);
-      const value = await run(this.db, ...args);
+      // One transaction: an operation of several statements (an accept, a claim) is all or none.
+      const value = await this.ctx.storage.transaction(() => run(this.db, ...args));
       await this.plan(false);
       return { ok: true, value };
     } catch (error) {
@@ -55,8 +60,9 @@ export class AccountStore extends DurableObject<Bindings> {
     }
   }
 
-  /** Does the alarm's work now (an unfreeze wakes the accounts that hold mail). */
+  /** Does the alarm's work now, the whole of it (an unfreeze wakes the accounts that hold mail). */
   async wake(): Promise<void> {
+    this.sweepsAt = undefined;
     await this.alarm();
   }
 
@@ -66,6 +72,10 @@ export class AccountStore extends DurableObject<Bindings> {
     if (!accountId) return;
     this.accountId = accountId;
     const env = this.env;
+    const buckets = await bucketsOf(env, accountId);
+    await moveBodies(this.db, buckets.bodies);
+    // Woken only for bodies: the rest is not due yet.
+    if (this.sweepsAt !== undefined && Date.now() < this.sweepsAt) return this.plan(false);
     const settings = config(env);
     const grace = settings.outbox.graceSeconds;
     const now = Date.now();
@@ -84,7 +94,7 @@ export class AccountStore extends DurableObject<Bindings> {
     await this.setDispatched(until);
     await recoverOverdueMail(env, this.db, accountId, grace);
     await recoverOverdueDeliveries(env, this.db, accountId, grace);
-    await deleteExpired(env, this.db, new Date(now));
+    await deleteExpired(env, this.db, new Date(now), buckets);
     await this.plan(true);
   }
 
@@ -131,6 +141,12 @@ export class AccountStore extends DurableObject<Bindings> {
       const retention = await retentionDueAt(this.env, this.db);
       if (retention !== null) times.push(retention);
     }
+    // The sweeps' next time: set by the alarm, moved earlier by an operation that brings work sooner.
+    const sweepsAt = times.length > 0 ? Math.min(...times) : Number.POSITIVE_INFINITY;
+    if (afterAlarm) this.sweepsAt = sweepsAt;
+    else if (this.sweepsAt !== undefined) this.sweepsAt = Math.min(this.sweepsAt, sweepsAt);
+    // Bodies just accepted go to R2 at once, after the answer.
+    if (work.bodies) times.push(now);
     if (times.length === 0) return;
     const at = Math.max(Math.min(...times), now);
     if (this.alarmAt !== null && this.alarmAt <= at) return;

@@ -1,5 +1,6 @@
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
+import type { IdempotencyKey } from '../middleware/idempotency';
 import { checkContentSize } from '../middleware/json-body';
 import { enqueueEmails } from '../queue/producer';
 import type { NewEmail } from '../store/account/emails';
@@ -31,17 +32,36 @@ function dailyLimitReached(now: Date): ApiError {
 export async function submitEmails(
   env: Bindings,
   composed: ComposedEmail[],
-  options: { countTowardsAllowance: boolean },
+  options: AcceptOptions,
 ): Promise<NewEmail[]> {
   const emails = composed.map((c) => c.email);
   const counted = options.countTowardsAllowance && !emails[0]!.test;
   const attachments = composed.flatMap((c) => c.attachments);
   const settings = await currentSettings(env.DB);
-  if (!(await enqueueEmails(env, emails, attachments, { countTowardsAllowance: counted, settings }))) {
-    throw dailyLimitReached(new Date(emails[0]!.createdAt));
-  }
+  const key = options.idempotencyKey;
+  // The route's answer, stored under the request's key in the transaction that stores the emails.
+  const idempotency =
+    key && options.respond
+      ? { ...key, status: 200, body: JSON.stringify({ success: true, data: options.respond(emails) }) }
+      : null;
+  const outcome = await enqueueEmails(env, emails, attachments, {
+    countTowardsAllowance: counted,
+    settings,
+    idempotency,
+  });
+  if (outcome === 'refused') throw dailyLimitReached(new Date(emails[0]!.createdAt));
   return emails;
 }
+
+/**
+ * How a route accepts: whether the recipients count towards the allowance, and with an Idempotency-Key the key and
+ * `respond`, the data the route answers for the accepted emails (stored under the key, replayed for a retry).
+ */
+export type AcceptOptions = {
+  countTowardsAllowance: boolean;
+  idempotencyKey?: IdempotencyKey | undefined;
+  respond?: (emails: NewEmail[]) => unknown;
+};
 
 /** What the send routes answer for an accepted email. */
 export const queuedView = (email: NewEmail) => ({
@@ -68,7 +88,7 @@ export async function acceptEmails(
   env: Bindings,
   sender: Sender,
   requests: MailRequest[],
-  options: { countTowardsAllowance: boolean; jsonBody: string; batch?: boolean },
+  options: AcceptOptions & { jsonBody: string; batch?: boolean },
 ): Promise<NewEmail[]> {
   const attachmentContent = requests.reduce(
     (sum, r) => sum + (r.attachments ?? []).reduce((n, a) => n + (a.content?.length ?? 0), 0),

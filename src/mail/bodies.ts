@@ -1,8 +1,14 @@
-// Email bodies live in R2 (binding BODIES), one JSON object per email under its id: a 30 KB html body in a
-// D1 row would make the database hold a few hundred thousand emails, and every read of a row pay for it.
-// Delivery reads a body back to send it, the detail to show it; the send log never does.
+// Email bodies live in R2 (binding BODIES, or the account's jurisdiction's), one JSON object per email under its
+// id: a 30 KB html body in a row would make an account's database hold a few hundred thousand emails, and every
+// read of a row pay for it. Accepting keeps a body in the account's object (so that queueing waits for nothing
+// outside the account's region) and its alarm moves it here right after the answer. Delivery reads a body back to
+// send it, the detail to show it; the send log never does.
 
-export type EmailBody = { html: string | null; text: string | null };
+import { bodiesToMove, type EmailBody, forgetBodies } from '../store/account/bodies';
+
+export type { EmailBody };
+
+import type { AccountSql } from '../store/account/object-sql';
 
 /** The R2 key of an email's body. */
 export const bodyKeyOf = (emailId: string) => emailId;
@@ -36,4 +42,26 @@ export async function readBody(bucket: R2Bucket, emailId: string): Promise<Email
   const body = await findBody(bucket, emailId);
   if (body === null) throw new BodyMissing(bodyKeyOf(emailId));
   return body;
+}
+
+/** How many bodies one alarm moves to R2 (the alarm comes back at once while some are left). */
+const MOVE_BATCH = 50;
+
+/**
+ * Moves bodies the account's object keeps (accepted a moment ago) to R2: put first, then forgotten there, so a
+ * failure part-way leaves them for the next alarm (a put of the same body again changes nothing).
+ */
+export async function moveBodies(db: AccountSql, bucket: R2Bucket): Promise<number> {
+  const kept = await bodiesToMove(db, MOVE_BATCH);
+  if (kept.length === 0) return 0;
+  await Promise.all(
+    kept.map(({ emailId, body }) =>
+      bucket.put(bodyKeyOf(emailId), body, { httpMetadata: { contentType: 'application/json' } }),
+    ),
+  );
+  await forgetBodies(
+    db,
+    kept.map((k) => k.emailId),
+  );
+  return kept.length;
 }

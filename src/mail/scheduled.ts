@@ -5,6 +5,7 @@ import { ApiError } from '../errors';
 import { dispatchIfDueSoon } from '../queue/producer';
 import { accountStore } from '../store/account/client';
 import type { EmailOwner, ScheduleChange } from '../store/account/schedule';
+import { bucketsOf } from '../store/placement';
 import { queueDeliveries } from '../webhooks/deliver';
 import { deleteAttachments } from './attachments';
 
@@ -22,7 +23,7 @@ function unchanged(
 export async function cancelEmail(env: Bindings, owner: EmailOwner, emailId: string): Promise<void> {
   const change = await accountStore(env, owner.accountId).cancelScheduled(owner, emailId);
   if (change.kind !== 'changed') throw unchanged(change, 'EMAIL_NOT_CANCELABLE');
-  await deleteAttachments(env.ATTACHMENTS, change.attachments);
+  await deleteAttachments((await bucketsOf(env, owner.accountId)).attachments, change.attachments);
   await queueDeliveries(env, owner.accountId, change.deliveryIds);
 }
 

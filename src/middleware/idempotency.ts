@@ -4,6 +4,8 @@ import { sha256Hex } from '../auth/crypto';
 import type { GuardedEnv } from '../env';
 import { ApiError } from '../errors';
 import { accountStore } from '../store/account/client';
+import { type IdempotencyRecord, KeyAlreadyUsed } from '../store/account/idempotency';
+import type { EmailOwner } from '../store/account/schedule';
 
 /** Visible ASCII, 1-255 characters (also the documented pattern of the header). */
 export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
@@ -11,12 +13,25 @@ const KEY_FORMAT = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
 type IdempotentContext = Context<GuardedEnv<Credential>>;
 
+/** A request's key, for the accept that stores its response in the transaction that stores its emails. */
+export type IdempotencyKey = { space: EmailOwner; key: string; requestHash: string };
+
+function replay<C extends IdempotentContext, R extends Response>(c: C, key: IdempotencyKey, record: IdempotencyRecord) {
+  if (record.requestHash !== key.requestHash) {
+    throw new ApiError('IDEMPOTENCY_CONFLICT', 'Idempotency-Key: already used with a different request body');
+  }
+  return c.newResponse(record.responseBody ?? '', (record.responseStatus ?? 200) as 200, {
+    'Content-Type': 'application/json',
+    'Idempotent-Replayed': 'true',
+  }) as R;
+}
+
 /**
- * `Idempotency-Key` (routes 1, 3, 4) around a route's handler, so it runs after validation: the
- * first request with a key claims it; a retry with the same body gets the stored response again and
- * sends nothing; another body, or a retry while the first is still running, gets 409. Only
- * successes are stored: a failed request frees its key so the client can retry it once the problem
- * is fixed.
+ * `Idempotency-Key` (routes 1, 3, 4) around a route's handler, so it runs after validation: a key with a record
+ * within 24 h gets the stored response again (another body: 409) and sends nothing; otherwise the handler runs
+ * with `c.var.idempotencyKey`, and its accept stores the response under the key in the same transaction as the
+ * emails, so of two requests with one key only one stores anything and the other answers the first's response.
+ * Only successes are stored: a failed request leaves the key free to be retried once the problem is fixed.
  */
 export function withIdempotency<C extends IdempotentContext, A extends unknown[], R extends Response>(
   handler: (c: C, ...rest: A) => R | Promise<R>,
@@ -33,32 +48,15 @@ export function withIdempotency<C extends IdempotentContext, A extends unknown[]
       test: credential.kind === 'api_key' && credential.mode === 'test',
     };
     const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${c.var.jsonBody ?? ''}`);
-    const store = accountStore(c.env, credential.accountId);
-    const { claimed, claimId, record } = await store.claimIdempotencyKey(space, key, requestHash);
-    if (!claimed) {
-      if (record.requestHash !== requestHash) {
-        throw new ApiError('IDEMPOTENCY_CONFLICT', 'Idempotency-Key: already used with a different request body');
-      }
-      if (record.responseStatus === null || record.responseBody === null) {
-        throw new ApiError('IDEMPOTENCY_CONFLICT', 'Idempotency-Key: the first request with this key is still running');
-      }
-      return c.newResponse(record.responseBody, record.responseStatus as 200, {
-        'Content-Type': 'application/json',
-        'Idempotent-Replayed': 'true',
-      }) as R;
-    }
-    let response: R;
+    const idempotencyKey = { space, key, requestHash };
+    const record = await accountStore(c.env, space.accountId).findIdempotencyRecord(space, key);
+    if (record) return replay<C, R>(c, idempotencyKey, record);
+    c.set('idempotencyKey', idempotencyKey);
     try {
-      response = await handler(c, ...rest);
+      return await handler(c, ...rest);
     } catch (error) {
-      await store.abandonIdempotencyKey(space, key, claimId);
+      if (error instanceof KeyAlreadyUsed) return replay<C, R>(c, idempotencyKey, error.record);
       throw error;
     }
-    if (response.status < 300) {
-      await store.completeIdempotencyKey(space, key, claimId, response.status, await response.clone().text());
-    } else {
-      await store.abandonIdempotencyKey(space, key, claimId);
-    }
-    return response;
   };
 }

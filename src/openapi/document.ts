@@ -30,6 +30,8 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   MEMBER_EXISTS: 'email: ada@example.com is a member already',
   LAST_OWNER: 'The account must keep an owner: make another member owner first',
   DOMAIN_TAKEN: 'example.com is verified by another account: it cannot be verified here',
+  ACCOUNT_PLACED:
+    "accountId: the account's data exists already (placed at 2026-11-21T22:41:00.000Z): its place is fixed",
   WEBHOOK_LIMIT_REACHED: 'An account has at most 20 webhook endpoints',
   EMAIL_NOT_CANCELABLE: 'emailId: only a SCHEDULED email can be canceled; this one is SENT',
   EMAIL_NOT_SCHEDULED: 'emailId: only a SCHEDULED email can be moved; this one is QUEUED',

@@ -3,7 +3,7 @@
 import type { Config, MailRoute } from '../config';
 import type { Bindings } from '../env';
 import { deleteAttachments, outgoingAttachments } from '../mail/attachments';
-import { readBody } from '../mail/bodies';
+import { type EmailBody, readBody } from '../mail/bodies';
 import { senderIdentity } from '../mail/domains';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
 import type { OutgoingMail } from '../mail/outgoing';
@@ -15,6 +15,7 @@ import type { DeliveryClaim } from '../store/account/delivery';
 import type { EmailRecord } from '../store/account/emails';
 import { getSettings } from '../store/control/settings';
 import { noteProviderIds } from '../store/directory';
+import { bucketsOf } from '../store/placement';
 import { queueDeliveries } from '../webhooks/deliver';
 import { emailAttemptEvents } from '../webhooks/produce';
 import type { Delivery, EmailJob } from './jobs';
@@ -30,9 +31,15 @@ export const DELIVERY_LEASE_SECONDS = 60;
 const LEASE_RENEWAL_MS = 10_000;
 
 /** The message as the server gets it: Bcc recipients are in the envelope only, never in a header. */
-async function toOutgoingMail(email: EmailRecord, waiting: Recipient[], env: Bindings): Promise<OutgoingMail> {
+async function toOutgoingMail(
+  email: EmailRecord,
+  waiting: Recipient[],
+  env: Bindings,
+  kept: EmailBody | undefined,
+): Promise<OutgoingMail> {
+  const buckets = await bucketsOf(env, email.accountId);
   const [{ html, text }, identity] = await Promise.all([
-    readBody(env.BODIES, email.id),
+    kept ?? readBody(buckets.bodies, email.id),
     senderIdentity(env, email.accountId, email.fromEmail, email.id),
   ]);
   return {
@@ -47,14 +54,20 @@ async function toOutgoingMail(email: EmailRecord, waiting: Recipient[], env: Bin
     text,
     messageId: email.messageId,
     headers: email.headers,
-    attachments: outgoingAttachments(env.ATTACHMENTS, email.attachments),
+    attachments: outgoingAttachments(buckets.attachments, email.attachments),
   };
 }
 
 /** Through the routes; for mail queued with a test key, what a real server would answer (nothing is sent). */
-async function attempt(email: EmailRecord, waiting: Recipient[], routes: BatchRoutes, env: Bindings) {
+async function attempt(
+  email: EmailRecord,
+  waiting: Recipient[],
+  routes: BatchRoutes,
+  env: Bindings,
+  body: EmailBody | undefined,
+) {
   if (email.test) return { ...simulatedOutcome(waiting.map((r) => r.address)), route: null, failovers: [] };
-  return routes.send(await toOutgoingMail(email, waiting, env), email.attempts > 0);
+  return routes.send(await toOutgoingMail(email, waiting, env, body), email.attempts > 0);
 }
 
 type Settle = { result: AttemptResult; attempted: boolean };
@@ -66,6 +79,7 @@ async function attemptClaimed(
   routes: BatchRoutes,
   env: Bindings,
   retry: Config['retry'],
+  body: EmailBody | undefined,
 ): Promise<Settle> {
   const { email } = claim;
   const skipped = skipSuppressed(claim.recipients, claim.suppressed);
@@ -73,7 +87,7 @@ async function attemptClaimed(
   if (waiting.length === 0) return { result: skipped, attempted: false };
   let outcome: RouteOutcome;
   try {
-    outcome = await attempt(email, waiting, routes, env);
+    outcome = await attempt(email, waiting, routes, env, body);
   } catch (error) {
     // The message could not be put together (its body gone from R2: a 554 it names).
     outcome = { ...classifySmtpError(error), route: null, failovers: [] };
@@ -122,7 +136,8 @@ async function recordOutcome(
   else {
     message.ack();
     // Finished: its attachments are not needed any more (a failed delete leaves them to R2's lifecycle rule).
-    await deleteAttachments(env.ATTACHMENTS, email.attachments).catch(() => undefined);
+    const { attachments } = await bucketsOf(env, email.accountId);
+    await deleteAttachments(attachments, email.attachments).catch(() => undefined);
   }
   await queueDeliveries(env, email.accountId, deliveryIds);
   const providerIds = settle.result.recipients.flatMap((r) => (r.providerId ? [r.providerId] : []));
@@ -134,7 +149,13 @@ async function recordOutcome(
   }
 }
 
-type AccountClaims = { store: AccountStore; owner: string; claims: Map<string, DeliveryClaim> };
+type AccountClaims = {
+  store: AccountStore;
+  owner: string;
+  claims: Map<string, DeliveryClaim>;
+  /** Bodies the object still keeps (not yet moved to R2). */
+  bodies: Record<string, EmailBody>;
+};
 
 /** Each account's emails of the batch, claimed in one call to its object (the accounts at once). */
 async function claimByAccount(deliveries: Delivery<EmailJob>[], env: Bindings): Promise<Map<string, AccountClaims>> {
@@ -143,8 +164,8 @@ async function claimByAccount(deliveries: Delivery<EmailJob>[], env: Bindings): 
   const claimed = await Promise.all(
     [...ids].map(async ([accountId, emailIds]) => {
       const store = accountStore(env, accountId);
-      const { owner, claims } = await store.claimForDelivery(emailIds, DELIVERY_LEASE_SECONDS);
-      return [accountId, { store, owner, claims }] as const;
+      const { owner, claims, bodies } = await store.claimForDelivery(emailIds, DELIVERY_LEASE_SECONDS);
+      return [accountId, { store, owner, claims, bodies }] as const;
     }),
   );
   return new Map(claimed);
@@ -179,7 +200,7 @@ export async function deliverEmails(
         continue;
       }
       inThisBatch.add(job.emailId);
-      const { store, owner, claims } = accounts.get(job.accountId)!;
+      const { store, owner, claims, bodies } = accounts.get(job.accountId)!;
       const claim = claims.get(job.emailId)!;
       // Queues deliver at least once: an email already finished, not due, or held, is done here.
       if (claim.kind === 'done' || claim.kind === 'held') {
@@ -195,7 +216,7 @@ export async function deliverEmails(
         message.ack();
         continue;
       }
-      const settle = await attemptClaimed(claim, routes, env, retry);
+      const settle = await attemptClaimed(claim, routes, env, retry, bodies[claim.email.id]);
       const renewLease = Date.now() - leaseRenewedAt >= LEASE_RENEWAL_MS;
       if (renewLease) {
         leaseRenewedAt = Date.now();

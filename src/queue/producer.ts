@@ -1,11 +1,10 @@
 import { waitUntil } from 'cloudflare:workers';
 import type { Bindings } from '../env';
 import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
-import { bodyKeyOf, storeBodies } from '../mail/bodies';
-import { deleteObjects } from '../mail/objects';
 import { accountObject, accountStore } from '../store/account/client';
-import type { StoredEmails } from '../store/account/email-store';
+import type { Accepted } from '../store/account/email-store';
 import { clearHeld, listHeldEmailIds, type NewEmail } from '../store/account/emails';
+import { type IdempotentResponse, KeyAlreadyUsed } from '../store/account/idempotency';
 import type { AccountSql } from '../store/account/object-sql';
 import {
   claimOverdueEmails,
@@ -15,6 +14,7 @@ import {
 } from '../store/account/outbox';
 import { accountsHoldingMail } from '../store/control/held-mail';
 import type { Settings } from '../store/control/settings';
+import { bucketsOf } from '../store/placement';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { EmailJob } from './jobs';
 
@@ -48,54 +48,57 @@ export async function dispatchIfDueSoon(
 }
 
 /**
- * Stores emails as QUEUED (or SCHEDULED), all or none, with their bodies and attachments in R2 (deleted
- * again if the insert fails). Once the account's object has them they are accepted: their queue messages (and
- * webhook jobs) are produced after the response, and one that fails is the object's alarm's, which queues again
- * any email overdue by the grace period. A held email (freeze mode) gets no queue message until the operator
- * unfreezes. Returns false when the daily allowance refused them.
+ * Stores emails as QUEUED (or SCHEDULED), all or none: their attachments in R2 first (deleted again if nothing is
+ * stored), then one transaction in the account's object (rows, allowance, bodies, the key's response). Once the
+ * object has them they are accepted: their queue messages (and webhook jobs) are produced after the response, and
+ * one that fails is the object's alarm's, which queues again any email overdue by the grace period. A held email
+ * (freeze mode) gets no queue message until the operator unfreezes. Refused by the allowance: `refused`; the key
+ * used meanwhile by another request: `KeyAlreadyUsed` is thrown with its record.
  */
 export async function enqueueEmails(
   env: Bindings,
   emails: NewEmail[],
   attachments: LoadedAttachment[],
-  options: { countTowardsAllowance: boolean; settings: Settings },
-): Promise<boolean> {
-  await Promise.all([storeAttachments(env.ATTACHMENTS, attachments), storeBodies(env.BODIES, emails)]);
-  const metas = attachments.map((a) => a.meta);
-  const discard = () =>
-    Promise.all([
-      deleteAttachments(env.ATTACHMENTS, metas),
-      deleteObjects(
-        env.BODIES,
-        emails.map((e) => bodyKeyOf(e.id)),
-      ),
-    ]);
+  options: { countTowardsAllowance: boolean; settings: Settings; idempotency: IdempotentResponse | null },
+): Promise<'stored' | 'refused'> {
   const accountId = emails[0]!.accountId;
-  let stored: StoredEmails;
+  const buckets = await bucketsOf(env, accountId);
+  await storeAttachments(buckets.attachments, attachments);
+  const discard = () =>
+    deleteAttachments(
+      buckets.attachments,
+      attachments.map((a) => a.meta),
+    );
+  let accepted: Accepted;
   try {
-    stored = await accountStore(env, accountId).insertEmails(emails, {
-      countTowardsAllowance: options.countTowardsAllowance,
-      frozen: options.settings.frozen,
-      dailyAllowance: options.settings.dailyAllowance,
-    });
+    accepted = await accountStore(env, accountId).storeAcceptedEmails(
+      emails,
+      {
+        countTowardsAllowance: options.countTowardsAllowance,
+        frozen: options.settings.frozen,
+        dailyAllowance: options.settings.dailyAllowance,
+      },
+      options.idempotency,
+    );
   } catch (error) {
     await discard();
     throw error;
   }
-  if (!stored.stored) {
+  if (accepted.kind !== 'stored') {
     await discard();
-    return false;
+    if (accepted.kind === 'existing') throw new KeyAlreadyUsed(accepted.record);
+    return 'refused';
   }
-  const due = emails.filter((email) => !stored.held.has(email.id));
+  const due = emails.filter((email) => !accepted.held.has(email.id));
   waitUntil(
     Promise.all([
       dispatchIfDueSoon(env, accountId, due).catch((error: unknown) =>
         console.error('mail not queued yet (the account alarm will)', String(error)),
       ),
-      queueDeliveries(env, accountId, stored.deliveryIds),
+      queueDeliveries(env, accountId, accepted.deliveryIds),
     ]),
   );
-  return true;
+  return 'stored';
 }
 
 /**

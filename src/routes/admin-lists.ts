@@ -22,12 +22,24 @@ const listAccountsRoute = route({
   method: 'get',
   path: '/admin/v1/accounts',
   summary: 'List accounts',
-  description: 'Newest first.',
+  description: 'Newest first, each with where its data lives (`placedAt`: when its object was made, null before).',
   success: {
     status: 200,
     content: json(schema.accountListResponse, {
       success: true,
-      data: { accounts: [{ id: ACCOUNT_ID, name: 'Acme', createdAt: CREATED_AT }], ...ONE_PAGE },
+      data: {
+        accounts: [
+          {
+            id: ACCOUNT_ID,
+            name: 'Acme',
+            createdAt: CREATED_AT,
+            region: 'weur',
+            jurisdiction: 'eu',
+            placedAt: CREATED_AT,
+          },
+        ],
+        ...ONE_PAGE,
+      },
     }),
   },
 });
@@ -112,7 +124,14 @@ export async function listed<K extends string, T, V>(
   return { success: true as const, data: pageData(key, { ...page, items: page.items.map(view) }, request) };
 }
 
-const accountView = (a: Account) => ({ id: a.id, name: a.name, createdAt: a.createdAt });
+const accountView = (a: Account) => ({
+  id: a.id,
+  name: a.name,
+  createdAt: a.createdAt,
+  region: a.region,
+  jurisdiction: a.jurisdiction,
+  placedAt: a.placedAt,
+});
 const apiKeyView = (k: ApiKey) => ({
   id: k.id,
   name: k.name,

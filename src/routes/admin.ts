@@ -8,7 +8,7 @@ import { wakeAccountsHoldingMail } from '../queue/producer';
 import * as schema from '../schemas/admin';
 import { accountStore } from '../store/account/client';
 import type { StoredBranding } from '../store/account/otp-branding';
-import { createAccount, findAccount } from '../store/control/accounts';
+import { findAccount } from '../store/control/accounts';
 import { recordAudit } from '../store/control/audit-log';
 import { createApiKey, createOtpToken, revokeApiKey } from '../store/control/credentials';
 import { createSender } from '../store/control/senders';
@@ -42,34 +42,6 @@ const BRANDING = {
 };
 const SETTINGS = { frozen: false, dailyAllowance: 5000, updatedAt: '2026-11-21T22:40:00.000Z' };
 const common = { tag: 'Operator', guard: operator } as const;
-
-/** From a created account to every route that takes its id. */
-const ACCOUNT_LINKS = linksFilling('accountId', '$response.body#/data/id', {
-  createApiKey: ['post', '/admin/v1/accounts/{accountId}/api-keys'],
-  listApiKeys: ['get', '/admin/v1/accounts/{accountId}/api-keys'],
-  createOtpToken: ['post', '/admin/v1/accounts/{accountId}/otp-tokens'],
-  listOtpTokens: ['get', '/admin/v1/accounts/{accountId}/otp-tokens'],
-  createSender: ['post', '/admin/v1/accounts/{accountId}/senders'],
-  listSenders: ['get', '/admin/v1/accounts/{accountId}/senders'],
-  getOtpBranding: ['get', '/admin/v1/accounts/{accountId}/otp-branding'],
-  putOtpBranding: ['put', '/admin/v1/accounts/{accountId}/otp-branding'],
-  createMember: ['post', '/admin/v1/accounts/{accountId}/members'],
-  listMembers: ['get', '/admin/v1/accounts/{accountId}/members'],
-});
-
-const createAccountRoute = route({
-  ...common,
-  method: 'post',
-  path: '/admin/v1/accounts',
-  summary: 'Create an account',
-  body: schema.createAccountBody,
-  bodyExample: { name: 'Acme' },
-  success: {
-    status: 201,
-    content: json(schema.accountResponse, { success: true, data: { id: ACCOUNT_ID, name: 'Acme' } }),
-    links: ACCOUNT_LINKS,
-  },
-});
 
 const createApiKeyRoute = route({
   ...common,
@@ -202,10 +174,6 @@ const updateSettingsRoute = route({
 
 /** Operator API: issuance of accounts, keys, tokens and senders, OTP branding, and the service settings. */
 export const adminRoutes = router()
-  .openapi(createAccountRoute, async (c) => {
-    const account = await createAccount(c.env.DB, c.req.valid('json').name);
-    return ok(c, { id: account.id, name: account.name }, 201);
-  })
   .openapi(createApiKeyRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
     const { scopes, name, mode } = c.req.valid('json');

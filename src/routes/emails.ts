@@ -19,6 +19,7 @@ import {
   rescheduleBody,
   rescheduledResponse,
 } from '../schemas/emails';
+import type { NewEmail } from '../store/account/emails';
 import { json, ok, route, router } from './route';
 
 export const QUEUED_EXAMPLE = {
@@ -154,23 +155,29 @@ const rescheduleEmail = route({
 export const emailRoutes = router()
   .openapi(queueEmail, async (c) => {
     requireRoutes(c.env);
-    const [email] = await acceptEmails(c.env, senderOf(c), [c.req.valid('json')], {
+    const respond = (emails: NewEmail[]) => queuedView(emails[0]!);
+    const emails = await acceptEmails(c.env, senderOf(c), [c.req.valid('json')], {
       countTowardsAllowance: true,
       jsonBody: c.var.jsonBody,
+      idempotencyKey: c.var.idempotencyKey,
+      respond,
     });
-    return ok(c, queuedView(email!));
+    return ok(c, respond(emails));
   })
   .openapi(queueBatch, async (c) => {
     requireRoutes(c.env);
     const { emails: requests } = c.req.valid('json');
     // The route's limit counted the request as one email; the rest of the batch counts too.
     await countHits(c, 'mail', requests.length - 1);
+    const respond = (emails: NewEmail[]) => emails.map(queuedView);
     const emails = await acceptEmails(c.env, senderOf(c), requests, {
       countTowardsAllowance: true,
       jsonBody: c.var.jsonBody,
       batch: true,
+      idempotencyKey: c.var.idempotencyKey,
+      respond,
     });
-    return ok(c, emails.map(queuedView));
+    return ok(c, respond(emails));
   })
   .openapi(cancelEmailRoute, async (c) => {
     const { emailId } = c.req.valid('param');

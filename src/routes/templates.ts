@@ -8,6 +8,7 @@ import { pageQuery, pageRequest } from '../schemas/common';
 import { queuedResponse } from '../schemas/emails';
 import * as schema from '../schemas/templates';
 import { accountStore } from '../store/account/client';
+import type { NewEmail } from '../store/account/emails';
 import type { Template } from '../store/account/templates';
 import { findAccount } from '../store/control/accounts';
 import { emailLinks, QUEUE_ERRORS, QUEUED_EXAMPLE, SENDING, senderOf } from './emails';
@@ -169,24 +170,28 @@ const remove = route({
 export const templateRoutes = router()
   .openapi(sendWithTemplate, async (c) => {
     requireRoutes(c.env);
-    const [email] = await acceptEmails(c.env, senderOf(c), [c.req.valid('json')], {
+    const respond = ([email]: NewEmail[]) => ({ ...queuedView(email!), templateId: email!.templateId! });
+    const emails = await acceptEmails(c.env, senderOf(c), [c.req.valid('json')], {
       countTowardsAllowance: false,
       jsonBody: c.var.jsonBody,
+      idempotencyKey: c.var.idempotencyKey,
+      respond,
     });
-    return ok(c, { ...queuedView(email!), templateId: email!.templateId! });
+    return ok(c, respond(emails));
   })
   .openapi(sendTest, async (c) => {
     requireRoutes(c.env);
     const body = c.req.valid('json');
     const accountId = c.var.credential.accountId;
     const account = await findAccount(c.env.DB, accountId);
-    const [email] = await acceptEmails(
+    const respond = ([email]: NewEmail[]) => ({ id: email!.id, status: 'QUEUED' as const });
+    const emails = await acceptEmails(
       c.env,
       senderOf(c),
       [{ ...body, ...healthCheckMessage(account?.name ?? accountId, new Date()) }],
-      { countTowardsAllowance: false, jsonBody: c.var.jsonBody },
+      { countTowardsAllowance: false, jsonBody: c.var.jsonBody, idempotencyKey: c.var.idempotencyKey, respond },
     );
-    return ok(c, { id: email!.id, status: 'QUEUED' as const });
+    return ok(c, respond(emails));
   })
   .openapi(list, async (c) => {
     const request = pageRequest(c.req.valid('query'));

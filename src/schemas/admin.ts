@@ -5,9 +5,34 @@ export { createSenderBody } from './senders';
 import { IP_RANGE_PATTERN, parseIpRange } from '../auth/ip-allowlist';
 import { LOGO_URL_PATTERN, parseLogoUrl } from '../otp/branding';
 import { SCOPES } from '../store/control/credentials';
+import { JURISDICTIONS, REGIONS } from '../store/placement';
 import { emailAddress, envelope, label, pageOf, resourceId } from './common';
 
-export const createAccountBody = z.strictObject({ name: label });
+const region = z.enum(REGIONS).openapi({
+  description:
+    "Where the account's data is made: a location hint for its Durable Object (null: near its first request)",
+});
+const jurisdiction = z.enum(JURISDICTIONS).openapi({
+  description:
+    "Pins the account's Durable Object and its R2 buckets (BODIES_EU/ATTACHMENTS_EU, BODIES_FEDRAMP/ATTACHMENTS_FEDRAMP) to the jurisdiction",
+});
+
+export const createAccountBody = z.strictObject({
+  name: label,
+  region: region.nullable().optional(),
+  jurisdiction: jurisdiction.nullable().optional(),
+});
+
+/** PATCH …/accounts/{accountId}: until the account's data exists (fields left out keep their value). */
+export const changeAccountBody = z.strictObject({
+  region: region.nullable().optional(),
+  jurisdiction: jurisdiction.nullable().optional(),
+});
+
+const placement = {
+  region: z.enum(REGIONS).nullable(),
+  jurisdiction: z.enum(JURISDICTIONS).nullable(),
+};
 
 export const createApiKeyBody = z
   .strictObject({
@@ -100,7 +125,18 @@ export const otpBrandingBody = z.strictObject({
 export const accountIdParam = z.object({ accountId: resourceId });
 export const keyIdParam = z.object({ keyId: resourceId });
 
-export const accountResponse = envelope(z.object({ id: z.string(), name: z.string() }));
+export const accountResponse = envelope(z.object({ id: z.string(), name: z.string(), ...placement }));
+export const accountDetailResponse = envelope(
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    createdAt: z.string(),
+    ...placement,
+    placedAt: z.string().nullable().openapi({
+      description: "When the account's data was first reached (its object made); from then on its place is fixed",
+    }),
+  }),
+);
 export const apiKeyCreatedResponse = envelope(
   z.object({ id: z.string(), key: z.string(), scopes: z.array(z.enum(SCOPES)), mode: z.enum(['live', 'test']) }),
 );
@@ -126,7 +162,7 @@ export const otpBrandingResponse = envelope(
 /** The operator's lists: newest first; never a key, token or secret, which are shown only once. */
 export const accountListResponse = pageOf(
   'accounts',
-  z.object({ id: z.string(), name: z.string(), createdAt: z.string() }),
+  z.object({ id: z.string(), name: z.string(), createdAt: z.string(), ...placement, placedAt: z.string().nullable() }),
 );
 export const apiKeyListResponse = pageOf(
   'apiKeys',

@@ -9,12 +9,12 @@ import { createApiKey, createOtpToken, touchCredential } from '../../src/store/c
 const iso = (ms: number) => new Date(ms).toISOString();
 
 async function newKey() {
-  const account = await createAccount(env.DB, 'key use');
+  const account = await createAccount(env.DB, 'key use', { region: null, jurisdiction: null });
   return { kind: 'api_key' as const, id: (await createApiKey(env.DB, account.id, ['mail_api'], null)).apiKey.id };
 }
 
 async function newToken() {
-  const account = await createAccount(env.DB, 'token use');
+  const account = await createAccount(env.DB, 'token use', { region: null, jurisdiction: null });
   return { kind: 'public_token' as const, id: (await createOtpToken(env.DB, account.id, [])).otpToken.id };
 }
 

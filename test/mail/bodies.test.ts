@@ -1,11 +1,12 @@
-// Bodies in R2: stored when the email is accepted (never in its row), read back when it is sent, and a body
-// that R2 lost fails its email instead of sending it empty.
+// Bodies: kept in the account's object when the email is accepted (never in its row), moved to R2 by the object's
+// alarm right after the answer, read back when it is sent, and a body that R2 lost fails its email instead of
+// sending it empty.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { bodyKeyOf } from '../../src/mail/bodies';
 import { accountStore } from '../../src/store/account/client';
 import { accountDb } from '../support/account-db';
-import { admin, call, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
+import { admin, call, eventually, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import type { QueuedEmail } from '../support/responses';
 
@@ -17,8 +18,11 @@ const columns = async (accountId: string) =>
 
 const storedBody = async (id: string) => (await env.BODIES.get(bodyKeyOf(id)))?.json();
 
-describe('email bodies in R2', () => {
-  it('POST /api/v1/emails stores the body in R2 under the email id, and the row only names it', async () => {
+const keptInObject = async (accountId: string) =>
+  (await accountDb(accountId).prepare('SELECT COUNT(*) AS n FROM email_bodies').first<{ n: number }>())!.n;
+
+describe('email bodies', () => {
+  it('POST /api/v1/emails keeps the body in its object, then in R2 under the email id; the row only names it', async () => {
     const { accountId, mailKey } = await newAccount();
     const to = uniqueAddress('body');
     const html = `<p>${'Thanks for your order. '.repeat(1000)}</p>`;
@@ -31,10 +35,29 @@ describe('email bodies in R2', () => {
     expect(await columns(accountId)).toContain('subject');
     expect(await columns(accountId)).not.toEqual(expect.arrayContaining(['html']));
     expect(await columns(accountId)).not.toEqual(expect.arrayContaining(['text']));
+    // The answer waited for the account's object only; its alarm moves the body to R2 right after.
+    await eventually(async () => ((await storedBody(id)) ? true : undefined), 'the body in R2');
     expect(await storedBody(id)).toEqual({ html, text: 'plain' });
+    expect(await keptInObject(accountId)).toBe(0);
     const [mail] = await waitForInbox(to);
     expect(mail!.html).toContain('Thanks for your order.');
     expect(mail!.text).toContain('plain');
+  });
+
+  it('a body the object still keeps is sent from there (the claim carries it), and the detail shows it', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const to = uniqueAddress('kept-body');
+    const id = await storedEmail(accountId, to);
+    await env.BODIES.delete(bodyKeyOf(id));
+    const kept = JSON.stringify({ html: '<p>kept here</p>', text: 'kept here' });
+    await accountDb(accountId).prepare('INSERT INTO email_bodies (email_id, body) VALUES (?, ?)').bind(id, kept).run();
+    const detail = await call<{ html: string | null; text: string | null }>('GET', `/api/v1/emails/${id}`, {
+      token: mailKey,
+    });
+    expect(detail.json.data).toMatchObject({ html: '<p>kept here</p>', text: 'kept here' });
+    await runBatch([id]);
+    const [mail] = await waitForInbox(to);
+    expect(mail!.text).toContain('kept here');
   });
 
   it('a request refused after its body was stored leaves no body behind', async () => {

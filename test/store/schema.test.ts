@@ -24,6 +24,7 @@ const CONTROL_PLANE = [
 const ACCOUNT_TABLES = [
   'daily_usage',
   'email_attachments',
+  'email_bodies',
   'email_counts',
   'email_events',
   'email_recipients',

@@ -4,9 +4,11 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { accountTagOfEmailId } from '../../src/ids';
 import { ObjectSql } from '../../src/store/account/object-sql';
+import { accountStub } from '../../src/store/placement';
 import type { Row, SqlResult } from '../../src/store/sql';
 
-const stubOf = (accountId: string) => env.ACCOUNT_STORE.get(env.ACCOUNT_STORE.idFromName(accountId));
+/** The account's object where its placement says (its jurisdiction's namespace, if any). */
+const stubOf = (accountId: string) => accountStub(env, accountId);
 
 type Statement = {
   bind(...values: unknown[]): Statement;
@@ -19,7 +21,7 @@ type Statement = {
 
 function statement(accountId: string, sql: string, values: unknown[] = []): Statement {
   const inObject = <R>(use: (db: ObjectSql) => Promise<R>) =>
-    runInDurableObject(stubOf(accountId), (_instance, state) => use(new ObjectSql(state.storage)));
+    stubOf(accountId).then((stub) => runInDurableObject(stub, (_instance, state) => use(new ObjectSql(state.storage))));
   return {
     bind: (...next) => statement(accountId, sql, next),
     first: (column) =>
@@ -51,8 +53,8 @@ function statement(accountId: string, sql: string, values: unknown[] = []): Stat
 export function accountDb(accountId: string) {
   return {
     prepare: (sql: string) => statement(accountId, sql),
-    batch: (statements: Statement[]) =>
-      runInDurableObject(stubOf(accountId), (_instance, state) => {
+    batch: async (statements: Statement[]) =>
+      runInDurableObject(await stubOf(accountId), (_instance, state) => {
         const db = new ObjectSql(state.storage);
         return db.batch(statements.map(({ parts }) => db.prepare(parts.sql).bind(...parts.values)));
       }),
@@ -71,4 +73,4 @@ export async function accountIdOfEmail(emailId: string): Promise<string> {
 export const emailDb = async (emailId: string) => accountDb(await accountIdOfEmail(emailId));
 
 /** Runs the account's alarm now if one is set (what the object would do at its time); whether it ran. */
-export const runAccountAlarm = (accountId: string) => runDurableObjectAlarm(stubOf(accountId));
+export const runAccountAlarm = async (accountId: string) => runDurableObjectAlarm(await stubOf(accountId));

@@ -118,8 +118,11 @@ export type TestAccount = {
 };
 
 /** A fresh account with one credential of every kind (each test makes its own). */
-export async function newAccount(name = 'Test account'): Promise<TestAccount> {
-  const account = await admin<Account>('POST', '/admin/v1/accounts', { name });
+export async function newAccount(
+  name = 'Test account',
+  placement: { region?: string | null; jurisdiction?: string | null } = {},
+): Promise<TestAccount> {
+  const account = await admin<Account>('POST', '/admin/v1/accounts', { name, ...placement });
   expect(account.status).toBe(201);
   const accountId = account.json.data.id;
   const key = async (scopes: string[]) => {

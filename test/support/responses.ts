@@ -9,7 +9,17 @@ export type Sender = { id: string; email: string; name: string | null };
 export type Settings = { frozen: boolean; dailyAllowance: number | null; updatedAt: string };
 /** The operator's lists: `{ [key]: items, total, page, totalPages }`, newest first. */
 type PageOf<K extends string, T> = { [P in K]: T[] } & { total: number; page: number; totalPages: number };
-export type AccountList = PageOf<'accounts', { id: string; name: string; createdAt: string }>;
+export type AccountList = PageOf<
+  'accounts',
+  {
+    id: string;
+    name: string;
+    createdAt: string;
+    region: string | null;
+    jurisdiction: string | null;
+    placedAt: string | null;
+  }
+>;
 export type ApiKeyEntry = {
   id: string;
   name: string | null;

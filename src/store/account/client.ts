@@ -1,6 +1,7 @@
-// A caller's way to an account's data: the account's object, named by the account id, and its operations
-// called by name. The object runs each one on its own database; nothing outside it prepares a statement there.
+// A caller's way to an account's data: the account's object, named by the account id and made where its
+// placement says (src/store/placement.ts), and its operations called by name. The object runs each one on its own database; nothing outside it prepares a statement there.
 import type { Bindings } from '../../env';
+import { accountStub } from '../placement';
 import type { AccountOperations } from './operations';
 
 /** An operation's answer: its value, or the message of what it threw. */
@@ -13,16 +14,23 @@ export interface AccountStoreRpc {
   wake(): Promise<void>;
 }
 
-/** The account's object itself (for what is not an operation on its tables). */
-export function accountObject(env: Pick<Bindings, 'ACCOUNT_STORE'>, accountId: string): AccountStoreRpc {
-  const namespace = env.ACCOUNT_STORE;
-  return namespace.get(namespace.idFromName(accountId)) as unknown as AccountStoreRpc;
+type StoreBindings = Pick<Bindings, 'DB' | 'ACCOUNT_STORE'>;
+
+const rpcOf = async (env: StoreBindings, accountId: string) =>
+  (await accountStub(env, accountId)) as unknown as AccountStoreRpc;
+
+/** The account's object itself (for what is not an operation on its tables), made where its placement says. */
+export function accountObject(env: StoreBindings, accountId: string): AccountStoreRpc {
+  return {
+    run: async (...args) => (await rpcOf(env, accountId)).run(...args),
+    wake: async () => (await rpcOf(env, accountId)).wake(),
+  };
 }
 
 export type AccountStore = AccountOperations;
 
 /** The operations of the account's object. */
-export function accountStore(env: Pick<Bindings, 'ACCOUNT_STORE'>, accountId: string): AccountStore {
+export function accountStore(env: StoreBindings, accountId: string): AccountStore {
   const stub = accountObject(env, accountId);
   return new Proxy({} as AccountStore, {
     get: (_target, name) => {

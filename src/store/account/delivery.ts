@@ -4,6 +4,7 @@
 import { nowIso } from '../../ids';
 import type { AttemptResult, Recipient } from '../../mail/outcome';
 import type { WebhookEvent } from '../../webhooks/events';
+import { bodiesHere, type EmailBody } from './bodies';
 import { eventsInsert } from './email-events';
 import { EMAIL_STATUS_SQL, type EmailRecord, type EmailRow, SELECT_EMAIL, toEmail } from './emails';
 import type { AccountSql } from './object-sql';
@@ -47,7 +48,7 @@ export async function claimForDelivery(
   db: AccountSql,
   ids: string[],
   leaseSeconds: number,
-): Promise<{ owner: string; claims: Map<string, DeliveryClaim> }> {
+): Promise<{ owner: string; claims: Map<string, DeliveryClaim>; bodies: Record<string, EmailBody> }> {
   const now = Date.now();
   const owner = crypto.randomUUID();
   const idList = JSON.stringify(ids);
@@ -96,7 +97,9 @@ export async function claimForDelivery(
       claims.set(id, { kind: 'busy', retryInSeconds });
     } else claims.set(id, { kind: 'done' }); // not due yet
   }
-  return { owner, claims };
+  // Bodies not yet moved to R2 come with their claim.
+  const claimed = [...claims].filter(([, claim]) => claim.kind === 'claimed').map(([id]) => id);
+  return { owner, claims, bodies: claimed.length > 0 ? await bodiesHere(db, claimed) : {} };
 }
 
 /**

@@ -4,8 +4,15 @@
 import { canonicalAddress } from '../../mail/address';
 import { emailQueuedEvent } from '../../webhooks/produce';
 import { msOf } from '../time';
+import { type EmailBody, keepBodies } from './bodies';
 import { eventsInsert } from './email-events';
 import { type NewEmail, recipientsOf } from './emails';
+import {
+  findIdempotencyRecord,
+  type IdempotencyRecord,
+  type IdempotentResponse,
+  recordIdempotentResponse,
+} from './idempotency';
 import type { AccountSql } from './object-sql';
 import { deliveriesInsert, insertedIds } from './webhooks';
 
@@ -172,4 +179,32 @@ export async function insertEmails(
 export async function insertEmail(db: AccountSql, email: NewEmail, options: AcceptOptions = {}) {
   const { stored, held, deliveryIds } = await insertEmails(db, [email], options);
   return { stored, held: held.has(email.id), deliveryIds };
+}
+
+/** How an accept ended: stored; refused by the allowance; or the key's record was there already (a replay). */
+export type Accepted =
+  | ({ kind: 'stored' } & StoredEmails)
+  | { kind: 'refused' }
+  | { kind: 'existing'; record: IdempotencyRecord };
+
+/**
+ * Accepting emails, all in one transaction of the account's object (its operations run as one): the key's record
+ * looked up (a request with the key that won meanwhile is replayed, not stored again), the emails with their
+ * allowance, their bodies until the alarm moves them to R2, and the response under the key.
+ */
+export async function storeAcceptedEmails(
+  db: AccountSql,
+  emails: (NewEmail & EmailBody)[],
+  options: AcceptOptions,
+  idempotency: IdempotentResponse | null,
+): Promise<Accepted> {
+  if (idempotency) {
+    const record = await findIdempotencyRecord(db, idempotency.space, idempotency.key);
+    if (record) return { kind: 'existing', record };
+  }
+  const stored = await insertEmails(db, emails, options);
+  if (!stored.stored) return { kind: 'refused' };
+  await keepBodies(db, emails);
+  if (idempotency) await recordIdempotentResponse(db, idempotency);
+  return { kind: 'stored', ...stored };
 }

@@ -1,4 +1,4 @@
-import { newId, nowIso } from '../../ids';
+import { nowIso } from '../../ids';
 import type { AccountSql } from './object-sql';
 import type { EmailOwner } from './schedule';
 
@@ -28,56 +28,52 @@ const toRecord = (row: IdempotencyRow): IdempotencyRecord => ({
 /** Keys are per account and mode: a test key and a live key never see each other's. */
 type KeySpace = EmailOwner;
 
-/**
- * Claims the key for this request in one transaction: expired records are dropped, then the first
- * insert wins. Returns `claimed: true` for the winner, otherwise the record that holds the key.
- */
-export async function claimIdempotencyKey(db: AccountSql, space: KeySpace, key: string, requestHash: string) {
-  const test = space.test ? 1 : 0;
-  const now = new Date();
-  const claimId = newId('req');
-  const [, , selected] = await db.batch([
-    db
-      .prepare('DELETE FROM idempotency_records WHERE account_id = ? AND test = ? AND idem_key = ? AND created_at < ?')
-      .bind(space.accountId, test, key, nowIso(new Date(now.getTime() - IDEMPOTENCY_TTL_MS))),
-    db
-      .prepare(
-        `INSERT INTO idempotency_records (account_id, test, idem_key, request_hash, claim_id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      )
-      .bind(space.accountId, test, key, requestHash, claimId, nowIso(now)),
-    db
-      .prepare(
-        `SELECT request_hash, response_status, response_body, claim_id FROM idempotency_records
-         WHERE account_id = ? AND test = ? AND idem_key = ?`,
-      )
-      .bind(space.accountId, test, key),
-  ]);
-  const record = toRecord(selected!.results[0] as IdempotencyRow);
-  return { claimed: record.claimId === claimId, claimId, record };
+/** Thrown where an accept found the key's record written by another request meanwhile: that one is answered. */
+export class KeyAlreadyUsed extends Error {
+  constructor(readonly record: IdempotencyRecord) {
+    super('Idempotency-Key: already used');
+  }
 }
 
-export async function completeIdempotencyKey(
-  db: AccountSql,
-  space: KeySpace,
-  key: string,
-  claimId: string,
-  status: number,
-  body: string,
-) {
+/** The live record of a key (made within the last 24 h), or null. */
+export async function findIdempotencyRecord(db: AccountSql, space: KeySpace, key: string) {
+  const row = await db
+    .prepare(
+      `SELECT request_hash, response_status, response_body, claim_id FROM idempotency_records
+       WHERE account_id = ? AND test = ? AND idem_key = ? AND created_at >= ?`,
+    )
+    .bind(space.accountId, space.test ? 1 : 0, key, nowIso(new Date(Date.now() - IDEMPOTENCY_TTL_MS)))
+    .first<IdempotencyRow>();
+  return row ? toRecord(row) : null;
+}
+
+/** What an accepted request stores under its key: its hash and the response it answered. */
+export type IdempotentResponse = {
+  space: KeySpace;
+  key: string;
+  requestHash: string;
+  status: number;
+  body: string;
+};
+
+/** Stores the response of a request under its key (replacing an expired record of the key). */
+export async function recordIdempotentResponse(db: AccountSql, response: IdempotentResponse): Promise<void> {
+  const { space, key } = response;
   await db
     .prepare(
-      `UPDATE idempotency_records SET response_status = ?, response_body = ?
-       WHERE account_id = ? AND test = ? AND idem_key = ? AND claim_id = ?`,
+      `INSERT OR REPLACE INTO idempotency_records
+         (account_id, test, idem_key, request_hash, claim_id, response_status, response_body, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(status, body, space.accountId, space.test ? 1 : 0, key, claimId)
-    .run();
-}
-
-/** The request failed: free the key so the client can retry with it. */
-export async function abandonIdempotencyKey(db: AccountSql, space: KeySpace, key: string, claimId: string) {
-  await db
-    .prepare('DELETE FROM idempotency_records WHERE account_id = ? AND test = ? AND idem_key = ? AND claim_id = ?')
-    .bind(space.accountId, space.test ? 1 : 0, key, claimId)
+    .bind(
+      space.accountId,
+      space.test ? 1 : 0,
+      key,
+      response.requestHash,
+      null,
+      response.status,
+      response.body,
+      nowIso(),
+    )
     .run();
 }

@@ -2,6 +2,7 @@
 // is the database. The object runs them (src/durable-objects/account-store.ts); callers name them through
 // `accountStore()` (client.ts) and never see a statement.
 
+import * as bodies from './bodies';
 import * as delivery from './delivery';
 import * as deliveryEvents from './delivery-events';
 import * as emailEvents from './email-events';
@@ -23,6 +24,7 @@ import * as webhookDeliveries from './webhook-deliveries';
 import * as webhooks from './webhooks';
 
 const modules = {
+  ...bodies,
   ...deliveryEvents,
   ...delivery,
   ...emailEvents,

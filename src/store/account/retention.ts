@@ -42,7 +42,7 @@ export async function deleteEmails(db: AccountSql, ids: string[], cutoff: Date):
   // `+status`: looked up by id (the planner would otherwise walk every email of that status).
   const expired = `SELECT id FROM emails WHERE id IN (SELECT value FROM json_each(?1)) AND +${FINAL_EMAIL}
     AND updated_at < ?2`;
-  const children = ['email_recipients', 'email_events', 'email_tags', 'email_attachments'];
+  const children = ['email_recipients', 'email_events', 'email_tags', 'email_attachments', 'email_bodies'];
   const results = await db.batch([
     ...children.map((table) =>
       db.prepare(`DELETE FROM ${table} WHERE email_id IN (${expired})`).bind(JSON.stringify(ids), cutoff.getTime()),

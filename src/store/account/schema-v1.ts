@@ -1,7 +1,8 @@
 // Version 1 of an account's database (src/store/account/schema.ts applies it when the object wakes): the
 // account's mail with recipients, timeline, tags and attachment metadata, the counters triggers keep in the same
 // transaction as the rows they count, idempotency records, suppressions, templates, webhook endpoints and
-// deliveries, OTP history and outcomes, branding, metric counts and the daily usage. One account per database;
+// deliveries, OTP history and outcomes, branding, metric counts and the daily usage; the bodies of emails just
+// accepted until the alarm has moved them to R2. One account per database;
 // rows keep their account_id so that a statement reads the same whichever database it runs on.
 export const SCHEMA_V1 = `
 CREATE TABLE templates (
@@ -292,6 +293,10 @@ CREATE TRIGGER metric_recipient_bounced_sender_problem AFTER UPDATE OF status ON
       FROM emails e WHERE e.id = new.email_id
     ON CONFLICT DO UPDATE SET n = n + 1;
 END;
+CREATE TABLE email_bodies (
+  email_id  TEXT PRIMARY KEY,
+  body      TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE object_state (
   key    TEXT PRIMARY KEY,
   value  TEXT NOT NULL

@@ -4,6 +4,7 @@ import { canonicalAddress } from '../../mail/address';
 import type { BounceReason, BounceType } from '../../mail/bounce-reasons';
 import type { RecipientStatus } from '../../mail/outcome';
 import { type PageRequest, pageFromRows, pageQueryParts } from '../paging';
+import { bodiesHere } from './bodies';
 import { listEmailEvents } from './email-events';
 import { type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
 import type { AccountSql } from './object-sql';
@@ -181,5 +182,7 @@ export async function findEmailDetail(db: AccountSql, owner: EmailOwner, id: str
       ...(r.route === null ? {} : { route: r.route }),
     }),
   );
-  return { email: toEmail(row), recipients: outcomes, events: await listEmailEvents(db, id) };
+  const events = await listEmailEvents(db, id);
+  // A body not yet moved to R2 is still here.
+  return { email: toEmail(row), recipients: outcomes, events, keptBody: (await bodiesHere(db, [id]))[id] ?? null };
 }

@@ -10,6 +10,8 @@ export type WaitingWork = {
   inFlight: boolean;
   /** Held mail (freeze mode). */
   held: boolean;
+  /** Bodies of accepted emails not yet moved to R2. */
+  bodies: boolean;
   /** The earliest SCHEDULED email not dispatched yet (its due time, epoch ms). */
   nextScheduled: number | null;
   /** The earliest SCHEDULED email already dispatched (a lost message is found once it is overdue). */
@@ -25,15 +27,24 @@ export async function waitingWork(db: AccountSql, dispatchedUntil: number): Prom
          EXISTS (SELECT 1 FROM webhook_deliveries INDEXED BY webhook_deliveries_due
            WHERE status = 'pending' AND due_at IS NOT NULL) AS pending,
          EXISTS (SELECT 1 FROM emails INDEXED BY emails_held WHERE held = 1) AS held,
+         EXISTS (SELECT 1 FROM email_bodies WHERE email_id > '') AS bodies,
          (SELECT MIN(due_at) FROM emails INDEXED BY emails_scheduled WHERE status = 'SCHEDULED' AND due_at > ?1) AS next,
          (SELECT MIN(due_at) FROM emails INDEXED BY emails_scheduled WHERE status = 'SCHEDULED' AND due_at <= ?1)
            AS dispatched`,
     )
     .bind(dispatchedUntil)
-    .first<{ queued: number; pending: number; held: number; next: number | null; dispatched: number | null }>();
+    .first<{
+      queued: number;
+      pending: number;
+      held: number;
+      bodies: number;
+      next: number | null;
+      dispatched: number | null;
+    }>();
   return {
     inFlight: row!.queued === 1 || row!.pending === 1,
     held: row!.held === 1,
+    bodies: row!.bodies === 1,
     nextScheduled: row!.next,
     dispatchedScheduled: row!.dispatched,
   };

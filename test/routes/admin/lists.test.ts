@@ -210,12 +210,19 @@ describe('GET /admin/v1/accounts', () => {
     },
   });
 
-  it('200 with { id, name, createdAt } of each account', async () => {
+  it('200 with { id, name, createdAt, region, jurisdiction, placedAt } of each account', async () => {
     const id = await newAccountId('Bücher & Co');
     const res = await admin<AccountList>('GET', '/admin/v1/accounts?limit=100');
     expect(res.status).toBe(200);
     const entry = res.json.data.accounts.find((a) => a.id === id);
-    expect(entry).toEqual({ id, name: 'Bücher & Co', createdAt: expect.stringMatching(ISO_MS) });
+    expect(entry).toEqual({
+      id,
+      name: 'Bücher & Co',
+      createdAt: expect.stringMatching(ISO_MS),
+      region: null,
+      jurisdiction: null,
+      placedAt: null,
+    });
   });
 
   it('accounts created at the same time are ordered by id', async () => {

@@ -2,38 +2,13 @@
 // its alarm moves the bodies an accept kept to the account's bucket.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { newEmailId } from '../../src/ids';
 import { accountObject } from '../../src/store/account/client';
-import type { NewEmail } from '../../src/store/account/emails';
 import { accountDb, runAccountAlarm } from '../support/account-db';
 import { newAccount, uniqueAddress } from '../support/api';
+import { testEmail } from '../support/delivery';
 
-const newEmail = (accountId: string): NewEmail => {
-  const id = newEmailId(accountId);
-  return {
-    id,
-    accountId,
-    templateId: null,
-    senderId: null,
-    fromEmail: 'no-reply@postcode.dev',
-    fromName: null,
-    subject: 'Atomic',
-    html: '<p>hi</p>',
-    text: 'hi',
-    priority: 'NORMAL',
-    messageId: `<${id}@postcode.dev>`,
-    toAddresses: [uniqueAddress('atomic')],
-    ccAddresses: [],
-    bccAddresses: [],
-    replyTo: [],
-    headers: {},
-    tags: [],
-    attachments: [],
-    scheduledAt: null,
-    test: false,
-    createdAt: new Date().toISOString(),
-  };
-};
+const newEmail = (accountId: string) =>
+  testEmail(accountId, uniqueAddress('atomic'), { fromName: null, subject: 'Atomic' });
 
 const count = async (accountId: string, table: string) =>
   (await accountDb(accountId).prepare(`SELECT COUNT(*) AS n FROM ${table}`).first<{ n: number }>())!.n;

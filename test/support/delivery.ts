@@ -11,14 +11,10 @@ import { accountStore } from '../../src/store/account/client';
 import type { NewEmail } from '../../src/store/account/emails';
 import { accountIdOfEmail, emailDb } from './account-db';
 
-/**
- * Stores a QUEUED email (SCHEDULED with `scheduledAt`), its body in R2, without producing a queue message, so only our
- * batches deliver it, until the account's alarm finds it overdue (OUTBOX_GRACE_SECONDS, 30 s) and queues it itself;
- * `fields` replace the defaults.
- */
-export async function storedEmail(accountId: string, to: string | string[], fields: Partial<NewEmail> = {}) {
+/** An email as the API would accept it, to `to`, of the account; `fields` replace the defaults. */
+export function testEmail(accountId: string, to: string | string[], fields: Partial<NewEmail> = {}): NewEmail {
   const id = fields.id ?? newEmailId(accountId);
-  const email: NewEmail = {
+  return {
     id,
     accountId,
     templateId: null,
@@ -42,9 +38,18 @@ export async function storedEmail(accountId: string, to: string | string[], fiel
     createdAt: new Date().toISOString(),
     ...fields,
   };
+}
+
+/**
+ * Stores a QUEUED email (SCHEDULED with `scheduledAt`), its body in R2, without producing a queue message, so only our
+ * batches deliver it, until the account's alarm finds it overdue (OUTBOX_GRACE_SECONDS, 30 s) and queues it itself;
+ * `fields` replace the defaults.
+ */
+export async function storedEmail(accountId: string, to: string | string[], fields: Partial<NewEmail> = {}) {
+  const email = testEmail(accountId, to, fields);
   await storeBodies(env.BODIES, [email]);
   await accountStore(env, accountId).insertEmail(email);
-  return id;
+  return email.id;
 }
 
 /** The time of the email's next attempt has come (a retry delay has passed). */

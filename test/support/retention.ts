@@ -14,7 +14,7 @@ import { deliveriesInsert } from '../../src/store/account/webhooks';
 import { objectState, setObjectState } from '../../src/store/account/work';
 import type { WebhookEvent } from '../../src/webhooks/events';
 import { uniqueAddress } from './api';
-import { storedEmail } from './delivery';
+import { storedEmail, testEmail } from './delivery';
 
 export const DAY_MS = 86_400_000;
 export const daysAgo = (days: number, from = Date.now()) => new Date(from - days * DAY_MS).toISOString();
@@ -108,31 +108,18 @@ async function finish(db: ObjectSql, accountId: string, id: string, status: Emai
 function newEmail(accountId: string, status: EmailStatus, at: string): NewEmail {
   const id = newEmailId(accountId);
   const scheduled = status === 'SCHEDULED' || status === 'CANCELED';
-  return {
+  return testEmail(accountId, uniqueAddress('kept'), {
     id,
-    accountId,
-    templateId: null,
-    senderId: null,
-    fromEmail: 'no-reply@postcode.dev',
     fromName: null,
     subject: `Retention ${status}`,
-    html: '<p>hi</p>',
-    text: 'hi',
-    priority: 'NORMAL',
-    messageId: `<${id}@postcode.dev>`,
-    toAddresses: [uniqueAddress('kept')],
     ccAddresses: [uniqueAddress('copy')],
-    bccAddresses: [],
-    replyTo: [],
-    headers: {},
     tags: [{ name: 'kind', value: 'receipt' }],
     attachments: [
       { filename: 'receipt.txt', contentType: 'text/plain', contentId: null, size: 7, key: `attachments/${id}/0` },
     ],
     scheduledAt: scheduled ? new Date(Date.now() + 10 * DAY_MS).toISOString() : null,
-    test: false,
     createdAt: at,
-  };
+  });
 }
 
 const seeded = (email: NewEmail): SeededEmail => ({

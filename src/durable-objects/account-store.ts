@@ -53,7 +53,8 @@ export class AccountStore extends DurableObject<Bindings> {
       await this.knowAccount(accountId);
       // One transaction: an operation of several statements (an accept, a claim) is all or none.
       const value = await this.ctx.storage.transaction(() => run(this.db, ...args));
-      await this.plan(false);
+      // The operation stands whatever planning meets (the next operation or alarm plans again).
+      await this.plan(false).catch((error: unknown) => console.error('AccountStore: alarm not planned', String(error)));
       return { ok: true, value };
     } catch (error) {
       return { ok: false, message: error instanceof Error ? error.message : String(error) };
@@ -150,7 +151,12 @@ export class AccountStore extends DurableObject<Bindings> {
     if (times.length === 0) return;
     const at = Math.max(Math.min(...times), now);
     if (this.alarmAt !== null && this.alarmAt <= at) return;
-    this.alarmAt = at;
-    await this.ctx.storage.setAlarm(at);
+    this.alarmAt = at; // before the await, so a concurrent call sees it
+    try {
+      await this.ctx.storage.setAlarm(at);
+    } catch (error) {
+      this.alarmAt = undefined; // read again next time
+      throw error;
+    }
   }
 }

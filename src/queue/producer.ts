@@ -1,6 +1,8 @@
 import { waitUntil } from 'cloudflare:workers';
 import type { Bindings } from '../env';
 import { deleteAttachments, type LoadedAttachment, storeAttachments } from '../mail/attachments';
+import { bodyKeyOf, storeBodies } from '../mail/bodies';
+import { deleteObjects } from '../mail/objects';
 import { accountObject, accountStore } from '../store/account/client';
 import type { Accepted } from '../store/account/email-store';
 import { clearHeld, listHeldEmailIds, type NewEmail } from '../store/account/emails';
@@ -48,6 +50,15 @@ export async function dispatchIfDueSoon(
 }
 
 /**
+ * How many bytes of bodies one accept keeps in the account's object; a larger batch (bodies made from templates
+ * may be 512 KiB each) puts its bodies in R2 first, as a call to an object carries at most a few MiB well.
+ */
+const KEPT_BODIES_BYTES = 4 * 1024 * 1024;
+
+const bodiesSize = (emails: NewEmail[]) =>
+  emails.reduce((sum, e) => sum + (e.html?.length ?? 0) * 3 + (e.text?.length ?? 0) * 3, 0);
+
+/**
  * Stores emails as QUEUED (or SCHEDULED), all or none: their attachments in R2 first (deleted again if nothing is
  * stored), then one transaction in the account's object (rows, allowance, bodies, the key's response). Once the
  * object has them they are accepted: their queue messages (and webhook jobs) are produced after the response, and
@@ -63,12 +74,25 @@ export async function enqueueEmails(
 ): Promise<'stored' | 'refused'> {
   const accountId = emails[0]!.accountId;
   const buckets = await bucketsOf(env, accountId);
-  await storeAttachments(buckets.attachments, attachments);
+  // Bodies travel with the call to the object unless together they are too large for one: then R2 first.
+  const bodiesInR2 = bodiesSize(emails) > KEPT_BODIES_BYTES;
+  await Promise.all([
+    storeAttachments(buckets.attachments, attachments),
+    bodiesInR2 ? storeBodies(buckets.bodies, emails) : undefined,
+  ]);
   const discard = () =>
-    deleteAttachments(
-      buckets.attachments,
-      attachments.map((a) => a.meta),
-    );
+    Promise.all([
+      deleteAttachments(
+        buckets.attachments,
+        attachments.map((a) => a.meta),
+      ),
+      bodiesInR2
+        ? deleteObjects(
+            buckets.bodies,
+            emails.map((e) => bodyKeyOf(e.id)),
+          )
+        : undefined,
+    ]);
   let accepted: Accepted;
   try {
     accepted = await accountStore(env, accountId).storeAcceptedEmails(
@@ -77,6 +101,7 @@ export async function enqueueEmails(
         countTowardsAllowance: options.countTowardsAllowance,
         frozen: options.settings.frozen,
         dailyAllowance: options.settings.dailyAllowance,
+        bodiesInR2,
       },
       options.idempotency,
     );

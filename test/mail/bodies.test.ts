@@ -9,6 +9,7 @@ import { accountDb } from '../support/account-db';
 import { admin, call, eventually, expectError, inbox, newAccount, uniqueAddress, waitForInbox } from '../support/api';
 import { runBatch, storedEmail } from '../support/delivery';
 import type { QueuedEmail } from '../support/responses';
+import { createTemplate } from '../support/templates';
 
 /** The email's row holds no body: its columns (in the account's database), which name none. */
 const columns = async (accountId: string) =>
@@ -58,6 +59,24 @@ describe('email bodies', () => {
     await runBatch([id]);
     const [mail] = await waitForInbox(to);
     expect(mail!.text).toContain('kept here');
+  });
+
+  it('a batch whose bodies are too large for one call to the object puts them in R2 before the answer', async () => {
+    const { accountId, mailKey } = await newAccount();
+    const html = `<p>${'A long newsletter line. '.repeat(16_000)}</p>`; // about 370 KB
+    const template = await createTemplate(mailKey, { name: 'big', subject: 'Big', htmlBody: html });
+    const to = uniqueAddress('big-batch');
+    const res = await call<QueuedEmail[]>('POST', '/api/v1/emails/batch', {
+      token: mailKey,
+      body: { emails: Array.from({ length: 12 }, () => ({ to, subject: 'Big', templateId: template.id })) },
+    });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    const ids = res.json.data.map((e) => e.id);
+    // In R2 at once, none kept in the object.
+    for (const id of ids) expect(await env.BODIES.head(bodyKeyOf(id))).not.toBeNull();
+    expect(await keptInObject(accountId)).toBe(0);
+    const mails = await waitForInbox(to, 12);
+    expect(mails[0]!.html).toContain('A long newsletter line.');
   });
 
   it('a request refused after its body was stored leaves no body behind', async () => {

@@ -190,12 +190,13 @@ export type Accepted =
 /**
  * Accepting emails, all in one transaction of the account's object (its operations run as one): the key's record
  * looked up (a request with the key that won meanwhile is replayed, not stored again), the emails with their
- * allowance, their bodies until the alarm moves them to R2, and the response under the key.
+ * allowance, their bodies until the alarm moves them to R2 (unless the caller put them there: `bodiesInR2`), and
+ * the response under the key.
  */
 export async function storeAcceptedEmails(
   db: AccountSql,
   emails: (NewEmail & EmailBody)[],
-  options: AcceptOptions,
+  options: AcceptOptions & { bodiesInR2?: boolean },
   idempotency: IdempotentResponse | null,
 ): Promise<Accepted> {
   if (idempotency) {
@@ -204,7 +205,7 @@ export async function storeAcceptedEmails(
   }
   const stored = await insertEmails(db, emails, options);
   if (!stored.stored) return { kind: 'refused' };
-  await keepBodies(db, emails);
+  if (!options.bodiesInR2) await keepBodies(db, emails);
   if (idempotency) await recordIdempotentResponse(db, idempotency);
   return { kind: 'stored', ...stored };
 }

@@ -72,7 +72,20 @@ function parseExtraVars(text, known) {
  * some are secrets.
  */
 export async function checkStartConfig({ root, startVars, extraVars }) {
-  const { configProblems, CONFIG_VARIABLES } = await importTypeScript('../src/config.ts');
+  const { configProblems, variableProblems, CONFIG_VARIABLES } = await importTypeScript('../src/config.ts');
+  const extra = parseExtraVars(extraVars, CONFIG_VARIABLES);
+  // What the start script and POSTCODE_EXTRA_VARS set wins over the files: a value of theirs that breaks its own
+  // rule is refused before wrangler (seconds to load) reads the files.
+  const ownLayers = [
+    ['set by npm start', startVars],
+    ['POSTCODE_EXTRA_VARS', extra.vars],
+  ];
+  const own = Object.assign({}, ...ownLayers.map(([, layer]) => layer));
+  const ownSource = (name) => ownLayers.findLast(([, layer]) => name in layer)?.[0];
+  const early = variableProblems(own).map(
+    ({ variable, rule }) => `${variable} (${ownSource(variable.split('.')[0])}): ${rule}`,
+  );
+  if (extra.problems.length > 0 || early.length > 0) return { vars: own, problems: [...extra.problems, ...early] };
   const wrangler = await import('wrangler');
   const wranglerConfig = wrangler.unstable_readConfig({ config: `${root}/wrangler.toml` });
   const fileVars = wrangler.unstable_getVarsForDev(
@@ -82,7 +95,6 @@ export async function checkStartConfig({ root, startVars, extraVars }) {
     undefined,
     true,
   );
-  const extra = parseExtraVars(extraVars, CONFIG_VARIABLES);
   // Wrangler marks what .dev.vars gave (or overrode) as secret_text.
   const fromFile = (type) =>
     Object.fromEntries(

@@ -268,6 +268,19 @@ export function configProblems(vars: object): ConfigProblem[] {
   return result.success ? [] : problemsOf(result.error);
 }
 
+/**
+ * The variables of `vars` that break their own rule, each read alone: a problem here is one whatever the other
+ * variables hold, so `npm start` can name it before it reads the rest (rules across variables: `configProblems`).
+ */
+export function variableProblems(vars: Record<string, unknown>): ConfigProblem[] {
+  const shape = schema.in.shape as Record<string, z.ZodType>;
+  return Object.entries(vars).flatMap(([name, value]) => {
+    const result = shape[name]?.safeParse(value);
+    if (!result || result.success) return [];
+    return result.error.issues.map((issue) => ({ variable: [name, ...issue.path].join('.'), rule: issue.message }));
+  });
+}
+
 const parsed = new WeakMap<object, Config>();
 
 /**

@@ -3,7 +3,7 @@
 import { createMessageBatch } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { config, defaultSender, otpPepper, requireRoutes } from '../src/config';
+import { config, defaultSender, otpPepper, requireRoutes, variableProblems } from '../src/config';
 import { ApiError } from '../src/errors';
 import worker from '../src/index';
 import { bucketRule } from '../src/middleware/rate-limit';
@@ -437,5 +437,15 @@ describe('config: how invalid configuration surfaces', () => {
     await expect(worker.queue(batch, { ...env, MAIL_RETRY_BASE_SECONDS: 'soon' })).rejects.toThrow(
       'Invalid configuration: MAIL_RETRY_BASE_SECONDS: expected a whole number >= 0',
     );
+  });
+});
+
+describe('config: one variable at a time (npm start, before it reads the files)', () => {
+  it('names each variable that breaks its own rule, whatever the others hold, and nothing it cannot judge alone', () => {
+    expect(variableProblems({ RATE_MAIL_PER_KEY: 'abc', SMTP_PORT: '25', NOT_A_VARIABLE: 'x' })).toEqual([
+      { variable: 'RATE_MAIL_PER_KEY', rule: 'expected a whole number >= 0' },
+    ]);
+    // ADMIN_TOKEN unset and the like are the whole configuration's problems, not one variable's.
+    expect(variableProblems({ SMTP_PORT: '587' })).toEqual([]);
   });
 });

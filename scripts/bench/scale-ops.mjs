@@ -1,11 +1,28 @@
-// The operations `npm run bench:scale` times at each size, each as single requests one after another: the
-// send log (pages, each filter, a combination), one email whole, the templates and suppressions lists,
-// queueing an email, an OTP verify and a run of the scheduled handler. Reads go to the large account; the
-// send log's first page is timed for a small account too.
+// The operations `npm run bench:scale` times at each size, each as single requests one after another. Along
+// the emails of the large account: the send log (pages, each filter, a combination), one email whole, the
+// templates and suppressions lists, queueing an email, an OTP verify and a run of the scheduled handler; the
+// send log's first page is timed for a small account too. Along the number of accounts: the operator's account
+// list, and a small account's send log and queueing.
 import { json, waitForQuiet } from './delivery.mjs';
 import { bodyMaker } from './seed-content.mjs';
 
 const get = (token, path) => ({ path, headers: { Authorization: `Bearer ${token}` } });
+
+/** A queued email with the bench's 30 KB html and 3 KB text body, to a new address each time. */
+function queueRequest(key, bodies, n) {
+  const subject = `Your receipt #${n}`;
+  return {
+    path: '/api/v1/emails',
+    method: 'POST',
+    headers: json(key),
+    body: JSON.stringify({
+      to: `q${n}@bench.test`,
+      subject,
+      html: bodies.html(subject, 'q'),
+      text: bodies.text(subject, 'q'),
+    }),
+  };
+}
 
 /**
  * Sessions of the backend OTP flow for the verify rounds: sent 10 at a time (not timed), their codes read
@@ -73,17 +90,7 @@ export function scaleOperations({ baseUrl, ready, smallKey, sample, sink }) {
     { name: 'scheduled', request: () => ({ path: '/__scheduled?cron=*+*+*+*+*' }) },
     {
       name: 'queue',
-      request: () => {
-        const n = queued++;
-        const subject = `Your receipt #${n}`;
-        const to = `q${n}@bench.test`;
-        return {
-          path: '/api/v1/emails',
-          method: 'POST',
-          headers: json(key),
-          body: JSON.stringify({ to, subject, html: bodies.html(subject, 'q'), text: bodies.text(subject, 'q') }),
-        };
-      },
+      request: () => queueRequest(key, bodies, queued++),
       settle: () => waitForQuiet(sink),
     },
     {
@@ -97,6 +104,21 @@ export function scaleOperations({ baseUrl, ready, smallKey, sample, sink }) {
         headers: json(ready.serverOtpKey),
         body: JSON.stringify(sessions[i]),
       }),
+    },
+  ];
+}
+
+/** The operations along the number of accounts: what one more account must not make slower. */
+export function accountOperations({ ready, smallKey, sink }) {
+  const bodies = bodyMaker(98);
+  let queued = 0;
+  return [
+    { name: 'accounts-list', request: () => get(ready.adminToken, '/admin/v1/accounts') },
+    { name: 'small-log-page-1', request: () => get(smallKey, '/api/v1/emails?page=1') },
+    {
+      name: 'small-queue',
+      request: () => queueRequest(smallKey, bodies, 1_000_000 + queued++),
+      settle: () => waitForQuiet(sink),
     },
   ];
 }

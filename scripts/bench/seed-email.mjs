@@ -1,8 +1,8 @@
-// One seeded email and everything the app keeps of it, as the delivery path leaves them (src/db/email-store.ts
-// and src/db/delivery.ts): its row, recipients with their outcomes, timeline, tags, the webhook deliveries
+// One seeded email and everything the app keeps of it, as the delivery path leaves them
+// (src/store/account/email-store.ts and delivery.ts): its row, recipients with their outcomes, timeline, tags, the webhook deliveries
 // of its events, the bounces it added to the suppression list, and now and then an OTP verification of the
-// same customer. Plain values in the column order of seed.mjs's statements; times in epoch milliseconds
-// where the app keeps them so (migrations/0002_compact_rows.sql), ISO text elsewhere.
+// same customer. Plain values in the column order of seed-objects.mjs's statements; times in epoch milliseconds
+// where the app keeps them so (src/store/account/schema-v1.ts), ISO text elsewhere.
 import { category, customerAddress } from './seed-content.mjs';
 
 const DAY_MS = 86_400_000;
@@ -46,7 +46,8 @@ function deliveryOf(random, type, data, atMs) {
  */
 export function emailOf(random, account, { n, now, customers }) {
   const created = now - 3_600_000 - random.int(SPAN_MS);
-  const id = random.id('em');
+  // The account's tag, then 60 random bits (src/ids.ts newEmailId).
+  const id = `em_${account.id.slice(4, 12)}${random.base32(12)}`;
   const kind = category(random);
   const customer = customerAddress(account.index, random.int(customers));
   const domain = account.sender.email.split('@')[1];

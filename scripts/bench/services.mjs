@@ -21,6 +21,7 @@ export async function startSink(root) {
   return {
     child,
     counts: () => get('/counts'),
+    arrivals: () => get('/arrivals'),
     otpCodes: () => get('/otp-codes'),
     reset: () => fetch(`http://127.0.0.1:${SINK_HTTP_PORT}/reset`, { method: 'POST' }),
   };

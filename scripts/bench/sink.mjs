@@ -2,18 +2,20 @@
 // The benchmark's SMTP server, in its own process so that it does not share an event loop with the
 // load generator. A minimal RFC 5321 receiver: it greets at once (smtp-server waits 100 ms to catch
 // early talkers, which would dominate every in-request send), accepts every message, counts them
-// by Message-ID and keeps the code of each OTP session. HTTP API: GET /counts, GET /otp-codes,
-// POST /reset.
+// by Message-ID with the time each first arrived, and keeps the code of each OTP session. HTTP API:
+// GET /counts, GET /arrivals (epoch ms), GET /otp-codes, POST /reset.
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 
 const [smtpPort, httpPort] = process.argv.slice(2).map(Number);
 let counts = new Map();
+let arrivals = new Map();
 const otpCodes = new Map();
 
 function received(raw) {
   const messageId = raw.match(/^Message-ID:\s*(<[^>]+>)/im)?.[1] ?? `<none-${Math.random()}>`;
   counts.set(messageId, (counts.get(messageId) ?? 0) + 1);
+  if (!arrivals.has(messageId)) arrivals.set(messageId, Date.now());
   const session = messageId.match(/^<(otp_[0-9a-z_]+)[.@]/)?.[1];
   const code = raw.match(/\r\n\r\n(\d{4,10})\r\n/)?.[1];
   if (session && code) otpCodes.set(session, code);
@@ -62,9 +64,11 @@ const http = createHttpServer((req, res) => {
   res.setHeader('Content-Type', 'application/json');
   if (req.method === 'POST' && req.url === '/reset') {
     counts = new Map();
+    arrivals = new Map();
     return res.end('{}');
   }
   if (req.url === '/counts') return res.end(JSON.stringify(Object.fromEntries(counts)));
+  if (req.url === '/arrivals') return res.end(JSON.stringify(Object.fromEntries(arrivals)));
   if (req.url === '/otp-codes') return res.end(JSON.stringify(Object.fromEntries(otpCodes)));
   res.statusCode = 404;
   res.end('{}');

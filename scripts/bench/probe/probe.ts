@@ -2,17 +2,19 @@
 // cheapest form the platform offers, and nothing else (no validation, no envelope, no events).
 //   GET  /bare        nothing (the same as postcode's GET /health)
 //   POST /queue       credential (token hash, isolate cache) + 2 counter-object calls + the body put in R2
-//                     + a 3-statement D1 batch + a queue send        (POST /api/v1/emails)
+//                     + one call to the account's SQLite object (2 statements in its transaction) + a queue
+//                     send                                           (POST /api/v1/emails)
 //   POST /queue-framework  the same hops behind the fixed architecture: an OpenAPIHono route whose body is
 //                     validated by postcode's own schema (queueEmailBody), answered with c.json. Not a floor:
 //                     it tells the framework's share of queue-an-email's gap from postcode's own.
-//   queue consumer    per batch one D1 claim and one SMTP connection; per mail its body read from R2, one
-//                     SMTP exchange and one D1 update (postcode's consumer delivers in the same process while queue-an-email is
+//   queue consumer    per batch one D1 read (the settings), one claim in the account's object and one SMTP
+//                     connection; per mail its body read from R2, one SMTP exchange and one update in the
+//                     account's object (postcode's consumer delivers in the same process while queue-an-email is
 //                     measured, so the floor of that figure includes the floor of delivering)
 //   POST /otp-send    credential + 1 counter-object call + a new SQLite object with one insert + one raw
 //                     SMTP exchange, the handshake overlapping the object call (POST /api/v1/instant-otp/send)
-//   POST /otp-verify  credential + one call to the session's object (read, compare, update) + one D1 insert
-//                                                                    (POST /api/v1/instant-otp/verify)
+//   POST /otp-verify  credential + one call to the session's object (read, compare, update) + one insert in
+//                     the account's object                          (POST /api/v1/instant-otp/verify)
 //   POST /rsa-sign    one RSASSA-PKCS1-v1_5 SHA-256 signature with a 2048-bit key made once per isolate: the
 //                     part of a DKIM signature no implementation avoids (its CPU less /bare's)
 
@@ -23,6 +25,7 @@ import { queuedResponse, queueEmailBody } from '../../../src/schemas/emails';
 
 type Env = {
   DB: D1Database;
+  ACCOUNT: DurableObjectNamespace<ProbeAccount>;
   BODIES: R2Bucket;
   QUEUE: Queue;
   COUNTER: DurableObjectNamespace<ProbeCounter>;
@@ -65,6 +68,53 @@ export class ProbeRecipient extends DurableObject<Env> {
   }
 }
 
+/** One account's data in its own SQLite object: its mail, daily usage and OTP history. */
+export class ProbeAccount extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    for (const statement of ACCOUNT_SCHEMA) ctx.storage.sql.exec(statement);
+  }
+
+  accept(id: string, day: string, to: string, subject: string): void {
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec(
+        'INSERT INTO usage (day, sent) VALUES (?, 1) ON CONFLICT (day) DO UPDATE SET sent = sent + 1',
+        day,
+      );
+      this.ctx.storage.sql.exec('INSERT INTO emails (id, to_address, subject) VALUES (?, ?, ?)', id, to, subject);
+    });
+  }
+
+  claim(ids: string[]): { id: string; to_address: string; subject: string }[] {
+    return this.ctx.storage.sql
+      .exec<{ id: string; to_address: string; subject: string }>(
+        `UPDATE emails SET status = 'SENDING' WHERE id IN (SELECT value FROM json_each(?)) AND status IS NULL
+         RETURNING id, to_address, subject`,
+        JSON.stringify(ids),
+      )
+      .toArray();
+  }
+
+  sent(id: string): void {
+    this.ctx.storage.sql.exec("UPDATE emails SET status = 'SENT' WHERE id = ?", id);
+  }
+
+  verified(sessionId: string, email: string): void {
+    this.ctx.storage.sql.exec(
+      'INSERT INTO verifications (id, email, verified_at) VALUES (?, ?, ?)',
+      sessionId,
+      email,
+      Date.now(),
+    );
+  }
+}
+
+const ACCOUNT_SCHEMA = [
+  'CREATE TABLE IF NOT EXISTS usage (day TEXT PRIMARY KEY, sent INTEGER NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS emails (id TEXT PRIMARY KEY, to_address TEXT, subject TEXT, status TEXT)',
+  'CREATE TABLE IF NOT EXISTS verifications (id TEXT PRIMARY KEY, email TEXT, verified_at INTEGER)',
+];
+
 const credentials = new Map<string, string>();
 
 /** postcode hashes the bearer token and finds the credential in an isolate cache. */
@@ -82,27 +132,16 @@ async function credential(request: Request): Promise<string> {
 
 const json = (data: unknown) => Response.json(data);
 const counter = (env: Env, name: string) => env.COUNTER.get(env.COUNTER.idFromName(name));
+const accountObject = (env: Env, account: string) => env.ACCOUNT.get(env.ACCOUNT.idFromName(account));
 const randomId = () => crypto.randomUUID().replaceAll('-', '');
 
-/** The hops of queue-an-email once the body is read: counters, the body in R2, the D1 batch, the queue send. */
+/** The hops of queue-an-email once the body is read: counters, the body in R2, the account's object, the queue. */
 async function queueHops(env: Env, account: string, ip: string, to: string, subject: string, text: string) {
   await Promise.all([counter(env, `key:${account}`).hit(1e9, 60_000), counter(env, `ip:${ip}`).hit(1e9, 60_000)]);
   const id = `em_${randomId()}`;
   await env.BODIES.put(id, text);
-  const day = new Date().toISOString().slice(0, 10);
-  await env.DB.batch([
-    env.DB.prepare('SELECT frozen FROM settings WHERE id = 1'),
-    env.DB.prepare('INSERT INTO usage (day, sent) VALUES (?, 1) ON CONFLICT (day) DO UPDATE SET sent = sent + 1').bind(
-      day,
-    ),
-    env.DB.prepare('INSERT INTO emails (id, account_id, to_address, subject) VALUES (?, ?, ?, ?)').bind(
-      id,
-      account,
-      to,
-      subject,
-    ),
-  ]);
-  await env.QUEUE.send({ id }, { contentType: 'json' });
+  await accountObject(env, account).accept(id, new Date().toISOString().slice(0, 10), to, subject);
+  await env.QUEUE.send({ id, account }, { contentType: 'json' });
   return id;
 }
 
@@ -239,9 +278,7 @@ async function otpVerify(request: Request, env: Env) {
   const object = env.RECIPIENT.get(env.RECIPIENT.idFromString(sessionId.split('_')[0]!));
   // A failed verify is not 2xx, so the bench counts it (its table shows non-2xx answers).
   if (!(await object.verify(sessionId, code))) return Response.json({ success: false }, { status: 400 });
-  await env.DB.prepare('INSERT INTO verifications (id, account_id, email, verified_at) VALUES (?, ?, ?, ?)')
-    .bind(sessionId, account, email, new Date().toISOString())
-    .run();
+  await accountObject(env, account).verified(sessionId, email);
   return json({ success: true, data: { verified: true } });
 }
 
@@ -261,13 +298,13 @@ async function rsaSign(): Promise<Response> {
   return json({ success: true, data: { bytes: (signature as ArrayBuffer).byteLength } });
 }
 
+/** The control plane's part: the settings the consumer reads per batch. */
 const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS settings (id INTEGER PRIMARY KEY, frozen INTEGER NOT NULL)',
   'INSERT OR IGNORE INTO settings (id, frozen) VALUES (1, 0)',
-  'CREATE TABLE IF NOT EXISTS usage (day TEXT PRIMARY KEY, sent INTEGER NOT NULL)',
-  'CREATE TABLE IF NOT EXISTS emails (id TEXT PRIMARY KEY, account_id TEXT, to_address TEXT, subject TEXT, status TEXT)',
-  'CREATE TABLE IF NOT EXISTS verifications (id TEXT PRIMARY KEY, account_id TEXT, email TEXT, verified_at TEXT)',
 ];
+
+type ProbeJob = { id: string; account: string };
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
@@ -284,25 +321,25 @@ export default {
     }
     return new Response('not found', { status: 404 });
   },
-  /** Delivery's floor: claim the batch in one statement, send over one connection, record each mail. */
-  async queue(batch: MessageBatch<{ id: string }>, env: Env): Promise<void> {
-    const ids = batch.messages.map((m) => m.body.id);
-    const { results } = await env.DB.prepare(
-      `UPDATE emails SET status = 'SENDING' WHERE id IN (SELECT value FROM json_each(?)) AND status IS NULL
-       RETURNING id, to_address, subject`,
-    )
-      .bind(JSON.stringify(ids))
-      .run<{ id: string; to_address: string; subject: string }>();
+  /** Delivery's floor: the settings, the batch claimed in the account's object, one connection, each mail recorded. */
+  async queue(batch: MessageBatch<ProbeJob>, env: Env): Promise<void> {
+    await env.DB.prepare('SELECT frozen FROM settings WHERE id = 1').first();
+    const byAccount = new Map<string, Message<ProbeJob>[]>();
+    for (const m of batch.messages) byAccount.set(m.body.account, [...(byAccount.get(m.body.account) ?? []), m]);
     const smtp = await openSmtp(env);
     try {
-      for (const mail of results) {
-        const body = (await (await env.BODIES.get(mail.id))?.text()) ?? '';
-        await sendMail(smtp, mail.to_address, `probe.${mail.id}`, mail.subject, body);
-        await env.DB.prepare("UPDATE emails SET status = 'SENT' WHERE id = ?").bind(mail.id).run();
+      for (const [account, messages] of byAccount) {
+        const object = accountObject(env, account);
+        const mails = await object.claim(messages.map((m) => m.body.id));
+        for (const mail of mails) {
+          const body = (await (await env.BODIES.get(mail.id))?.text()) ?? '';
+          await sendMail(smtp, mail.to_address, `probe.${mail.id}`, mail.subject, body);
+          await object.sent(mail.id);
+        }
       }
     } finally {
       await closeSmtp(smtp);
     }
     batch.ackAll();
   },
-} satisfies ExportedHandler<Env, { id: string }>;
+} satisfies ExportedHandler<Env, ProbeJob>;

@@ -66,12 +66,7 @@ async function main() {
     services.stopGroup(probeChild);
     sink.child.kill();
   };
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.on(signal, () => {
-      stop();
-      process.exit(130);
-    });
-  }
+  services.stopOnSignals(stop);
   try {
     const ready = await services.waitForService(stateDir, child);
     await services.waitForProbe(probeChild);

@@ -143,12 +143,7 @@ async function main() {
     if (process.env.BENCH_SCALE_KEEP_STATE === '1') log(`state kept in ${stateDir}`);
     else rmSync(stateDir, { recursive: true, force: true });
   };
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.on(signal, () => {
-      stopAll();
-      process.exit(130);
-    });
-  }
+  services.stopOnSignals(stopAll);
   try {
     // Once on an empty state: migrations and the demo account (the large one) with its keys.
     let ready = await startService();

@@ -33,12 +33,7 @@ async function main() {
     sink.child.kill();
     rmSync(stateDir, { recursive: true, force: true });
   };
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.on(signal, () => {
-      stopAll();
-      process.exit(130);
-    });
-  }
+  services.stopOnSignals(stopAll);
   try {
     const ready = await services.waitForService(stateDir, child);
     const baseUrl = `http://127.0.0.1:${services.PORT}`;

@@ -109,3 +109,13 @@ export function stopGroup(child) {
     process.kill(-child.pid, 'SIGTERM');
   } catch {}
 }
+
+/** Stops what the bench started, and the bench, when it is interrupted. */
+export function stopOnSignals(stop) {
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+      stop();
+      process.exit(130);
+    });
+  }
+}

@@ -23,7 +23,7 @@ export async function waitForQuiet(sink, quietMs = 2000) {
 }
 
 /** Queues `count` mails through the API (`fields` added to each), 10 at a time; returns the accepted ids. */
-async function queueMails(baseUrl, ready, count, fields = {}) {
+export async function queueMails(baseUrl, ready, count, fields = {}) {
   const ids = [];
   let next = 0;
   const worker = async () => {

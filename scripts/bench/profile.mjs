@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// npm run profile -- <send|send-signed|verify|queue|health> [seconds] [floor|unsigned]: a CPU profile of
-// postcode's worker thread under the bench's load for one endpoint. It starts the sink and postcode as the bench does, and attaches to
+// npm run profile -- <send|send-signed|verify|queue|health|delivery> [seconds] [floor|unsigned]: a CPU profile of
+// postcode's worker thread under the bench's load for one endpoint (`delivery`: mails queued ahead, all due at one
+// moment, profiled while the consumer delivers them, as the bench's delivery alone). It starts the sink and postcode as the bench does, and attaches to
 // wrangler's inspector proxy (127.0.0.1:9229) once the load runs: workerd handles the inspector's messages
 // only while the isolate is busy. Writes profile-<endpoint>-<time>.cpuprofile (open it in Chrome DevTools,
 // Performance) and prints the share of samples per source file and the heaviest frames. Line numbers are
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { json, verifiedDomain, waitForQuiet } from './delivery.mjs';
+import { json, queueMails, verifiedDomain, waitForQuiet } from './delivery.mjs';
 import { autocannonRun, log, settle } from './load.mjs';
 import { compareProfiles, perRequest } from './profile-diff.mjs';
 import * as services from './services.mjs';
@@ -82,7 +83,7 @@ async function requestsFor(side, url, tokens, sink, pid) {
 }
 
 function usage() {
-  throw new Error('usage: npm run profile -- <send|send-signed|verify|queue|health> [seconds] [floor]');
+  throw new Error('usage: npm run profile -- <send|send-signed|verify|queue|health|delivery> [seconds] [floor]');
 }
 
 /** A DevTools protocol session on the worker's isolate. */
@@ -189,15 +190,43 @@ async function profileUnderLoad(url, request) {
   return { profile: result.profile, answered };
 }
 
+/** Delivery alone: mails queued ahead for one moment, profiled while they are delivered (no floor). */
+async function profileDelivery(url, ready, sink) {
+  const total = async () => Object.values(await sink.counts()).reduce((a, b) => a + b, 0);
+  const dueAt = Date.now() + 45_000;
+  // About 250 mails a second are delivered here: enough for the profile and its start.
+  const ids = await queueMails(url, ready, 250 * (Number(seconds) + 3), { scheduledAt: new Date(dueAt).toISOString() });
+  if (Date.now() > dueAt - 2000) throw new Error('queueing the mails took too long');
+  log(`${ids.length} mails due at one moment; waiting for it`);
+  const inspector = await inspect();
+  await new Promise((r) => setTimeout(r, Math.max(0, dueAt + 2000 - Date.now())));
+  inspector.call('Profiler.enable');
+  inspector.call('Profiler.setSamplingInterval', { interval: 100 });
+  inspector.call('Profiler.start');
+  const before = await total();
+  await new Promise((r) => setTimeout(r, Number(seconds) * 1000));
+  log('stopping the profiler');
+  const stopped = inspector.call('Profiler.stop');
+  const delivered = (await total()) - before;
+  const { result } = await stopped;
+  inspector.close();
+  log(`${delivered} mails delivered while profiled`);
+  return { profile: result.profile, answered: delivered };
+}
+
 async function main() {
   if (compare !== undefined && compare !== 'floor' && !(compare === 'unsigned' && endpoint === 'send-signed')) usage();
+  if (endpoint === 'delivery' && compare !== undefined) usage();
   const stateDir = mkdtempSync(join(tmpdir(), 'postcode-profile-'));
   const sink = await services.startSink(root);
   let child = services.startService(root, stateDir);
   try {
     const ready = await services.waitForService(stateDir, child);
     const url = `http://127.0.0.1:${services.PORT}`;
-    const endpointRun = await profileUnderLoad(url, await requestsFor('postcode', url, ready, sink, child.pid));
+    const endpointRun =
+      endpoint === 'delivery'
+        ? await profileDelivery(url, ready, sink)
+        : await profileUnderLoad(url, await requestsFor('postcode', url, ready, sink, child.pid));
     const name = `profile-${endpoint}-${Date.now()}`;
     const devDir = newestDevBundle();
     cpSync(devDir, join(root, `${name}-bundle`), { recursive: true });

@@ -20,6 +20,8 @@ import { compareProfiles, perRequest } from './profile-diff.mjs';
 import * as services from './services.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+/** The checkout whose postcode is profiled (BENCH_ROOT: another build's, to compare). */
+const serviceRoot = resolve(process.env.BENCH_ROOT ?? root);
 let [endpoint = 'send', seconds = '10', compare] = process.argv.slice(2);
 const INSPECTOR = 'http://127.0.0.1:9229';
 
@@ -148,7 +150,7 @@ function summarise(profile, bundle) {
 
 /** wrangler dev's bundle directory of this run (the newest under .wrangler/tmp). */
 function newestDevBundle() {
-  const tmp = join(root, '.wrangler/tmp');
+  const tmp = join(serviceRoot, '.wrangler/tmp');
   const dirs = readdirSync(tmp).filter((d) => d.startsWith('dev-'));
   return join(tmp, dirs.sort((a, b) => statSync(join(tmp, b)).mtimeMs - statSync(join(tmp, a)).mtimeMs)[0]);
 }
@@ -219,7 +221,7 @@ async function main() {
   if (endpoint === 'delivery' && compare !== undefined) usage();
   const stateDir = mkdtempSync(join(tmpdir(), 'postcode-profile-'));
   const sink = await services.startSink(root);
-  let child = services.startService(root, stateDir);
+  let child = services.startService(serviceRoot, stateDir);
   try {
     const ready = await services.waitForService(stateDir, child);
     const url = `http://127.0.0.1:${services.PORT}`;

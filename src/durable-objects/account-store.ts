@@ -123,6 +123,8 @@ export class AccountStore extends DurableObject<Bindings> {
    */
   private async plan(afterAlarm: boolean): Promise<void> {
     const now = Date.now();
+    // An alarm already due can come no earlier, and it plans again when it has run: nothing to read here.
+    if (!afterAlarm && this.alarmAt != null && this.alarmAt <= now) return;
     const grace = config(this.env).outbox.graceSeconds * 1000;
     const work = await waitingWork(this.db, await this.dispatched());
     const times: number[] = [];

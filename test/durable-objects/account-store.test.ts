@@ -1,5 +1,6 @@
 // The account's object: each operation is one transaction (a failure after its first writes leaves nothing), and
-// its alarm moves the bodies an accept kept to the account's bucket.
+// its alarm moves the bodies an accept kept to the account's bucket, and plans what came in while it was due.
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { accountObject } from '../../src/store/account/client';
@@ -47,5 +48,21 @@ describe('AccountStore', () => {
     await runAccountAlarm(accountId);
     expect(await (await env.BODIES.get(email.id))?.json()).toEqual({ html: '<p>hi</p>', text: 'hi' });
     expect(await count(accountId, 'email_bodies')).toBe(0);
+  });
+
+  it('an operation while the alarm is due leaves the planning to the alarm, which finds what the operation added', async () => {
+    const { accountId } = await newAccount();
+    const store = accountObject(env, accountId);
+    const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
+    // Its body is kept: the alarm is due at once.
+    await store.run(accountId, 'storeAcceptedEmails', [[{ ...newEmail(accountId), scheduledAt: at(60) }], {}, null]);
+    // Sooner work, added while that alarm is due.
+    const sooner = { ...newEmail(accountId), scheduledAt: at(30) };
+    await store.run(accountId, 'storeAcceptedEmails', [[sooner], {}, null]);
+    expect(await runAccountAlarm(accountId)).toBe(true);
+    const stub = env.ACCOUNT_STORE.get(env.ACCOUNT_STORE.idFromName(accountId));
+    const alarm = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    // Scheduled mail is dispatched 90 s before its time.
+    expect(alarm).toBe(Date.parse(sooner.scheduledAt) - 90_000);
   });
 });

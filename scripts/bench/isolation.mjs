@@ -5,10 +5,7 @@
 // account A sends batches of 100 from several connections and the consumer delivers them to the SMTP sink.
 // It prints `isolation <operation> <B's p50 during A's burst ÷ B's p50 alone>`. Only HTTP and the operator API
 // are used, so the same script measures any build: BENCH_ROOT names the checkout whose postcode it starts.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { json, waitForQuiet } from './delivery.mjs';
 import { log } from './load.mjs';
@@ -116,18 +113,8 @@ function burst(baseUrl, key) {
 }
 
 async function main() {
-  const stateDir = mkdtempSync(join(process.env.BENCH_STATE_DIR ?? tmpdir(), 'postcode-isolation-'));
-  const sink = await services.startSink(here);
-  const child = services.startService(root, stateDir);
-  const stopAll = () => {
-    services.stopGroup(child);
-    sink.child.kill();
-    rmSync(stateDir, { recursive: true, force: true });
-  };
-  services.stopOnSignals(stopAll);
+  const { sink, child, ready, baseUrl, stop } = await services.startPostcode(here, root, 'isolation');
   try {
-    const ready = await services.waitForService(stateDir, child);
-    const baseUrl = `http://127.0.0.1:${services.PORT}`;
     const operations = operationsOf(baseUrl, await secondAccount(baseUrl, ready.adminToken));
     // Warm: every path once, then B's pace for a few seconds.
     await paced(operations, 3);
@@ -149,11 +136,9 @@ async function main() {
     for (const name of Object.keys(operations)) {
       console.log(`isolation ${name} ${(during[name].p50 / alone[name].p50).toFixed(2)}`);
     }
-    let commit = 'unknown';
-    try {
-      commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    } catch {}
-    console.log(`\npostcode isolation benchmark at ${commit}, ${new Date().toISOString()}: B's p50 in ms`);
+    console.log(
+      `\npostcode isolation benchmark at ${services.commitOf(root)}, ${new Date().toISOString()}: B's p50 in ms`,
+    );
     for (const name of Object.keys(operations)) {
       const f = (x) => `${x.p50.toFixed(1)} ms (n=${x.count})`;
       console.log(`${name.padEnd(9)} alone ${f(alone[name])}  during A's burst ${f(during[name])}`);
@@ -164,14 +149,8 @@ async function main() {
         `the busiest Worker thread ${((100 * cpu.workerCpuSeconds) / SECONDS).toFixed(0)}% busy meanwhile`,
     );
   } finally {
-    stopAll();
+    stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+services.runBench(main);

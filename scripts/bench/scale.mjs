@@ -5,7 +5,6 @@
 // object (scripts/bench/seed-objects.mjs). Two axes: the number of accounts (BENCH_SCALE_ACCOUNTS, a few
 // emails each) and the emails of one large account (BENCH_SCALE_SIZES); at each step the operations of
 // scripts/bench/scale-ops.mjs are timed with single requests one after another.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -301,16 +300,8 @@ function printReport({ emailResults, accountResults, rows, space, timings, total
   const ownBytes = space.tables.filter((t) => own.has(t.name)).reduce((sum, t) => sum + t.bytes, 0);
   console.log(`bytes-per-email-own-rows ${Math.round(ownBytes / space.emails)}`);
 
-  let commit = 'unknown';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      cwd: root,
-      encoding: 'utf8',
-      stdio: 'pipe',
-    }).trim();
-  } catch {}
   console.log(
-    `\npostcode scale benchmark at ${commit}, ${new Date().toISOString()}: ${REQUESTS} single requests per operation ` +
+    `\npostcode scale benchmark at ${services.commitOf(root)}, ${new Date().toISOString()}: ${REQUESTS} single requests per operation ` +
       `and size (fewer when ${OP_SECONDS} s ran out: n)\n`,
   );
   printTable(figureTable(emailResults, SIZES, (size) => `${sizeName(size)} emails p50 / p99 ms`));
@@ -343,10 +334,4 @@ function printReport({ emailResults, accountResults, rows, space, timings, total
   );
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+services.runBench(main);

@@ -5,10 +5,7 @@
 // for the service's own timers. The sink notes when each first arrives. It prints `scheduled-late-p99 <s>`
 // and `scheduled-late-p50 <s>` (arrival minus scheduledAt) and `scheduled-early <n>`. Only HTTP is used, so
 // BENCH_ROOT can name another checkout whose postcode it starts.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { json } from './delivery.mjs';
 import { log } from './load.mjs';
@@ -25,18 +22,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 
 async function main() {
-  const stateDir = mkdtempSync(join(process.env.BENCH_STATE_DIR ?? tmpdir(), 'postcode-scheduled-'));
-  const sink = await services.startSink(here);
-  const child = services.startService(root, stateDir);
-  const stopAll = () => {
-    services.stopGroup(child);
-    sink.child.kill();
-    rmSync(stateDir, { recursive: true, force: true });
-  };
-  services.stopOnSignals(stopAll);
+  const { sink, ready, baseUrl, stop } = await services.startPostcode(here, root, 'scheduled');
   try {
-    const ready = await services.waitForService(stateDir, child);
-    const baseUrl = `http://127.0.0.1:${services.PORT}`;
     await sink.reset();
     const start = Math.ceil(Date.now() / 1000) * 1000 + LEAD_SECONDS * 1000;
     const mails = [];
@@ -74,24 +61,14 @@ async function main() {
     console.log(`scheduled-late-p99 ${missing > 0 ? 'missing' : quantile(late, 0.99).toFixed(2)}`);
     console.log(`scheduled-late-p50 ${quantile(late, 0.5)?.toFixed(2) ?? 'missing'}`);
     console.log(`scheduled-early ${late.filter((s) => s < 0).length}`);
-    let commit = 'unknown';
-    try {
-      commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    } catch {}
     console.log(
-      `\npostcode scheduled-mail benchmark at ${commit}, ${new Date().toISOString()}: ${MAILS} mails, ` +
+      `\npostcode scheduled-mail benchmark at ${services.commitOf(root)}, ${new Date().toISOString()}: ${MAILS} mails, ` +
         `${missing} not arrived within ${GRACE_SECONDS} s of the last one's time; seconds after scheduledAt: ` +
         `min ${late[0]?.toFixed(2)}, max ${late.at(-1)?.toFixed(2)}`,
     );
   } finally {
-    stopAll();
+    stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+services.runBench(main);

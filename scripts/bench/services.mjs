@@ -1,7 +1,8 @@
 // What the bench starts: the counting SMTP sink, postcode (the way `npm start` does) and the probe Worker
 // (scripts/bench/probe, the floors), each in its own process group on its own ports and state directory.
-import { fork, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const PORT = 8797;
@@ -118,4 +119,47 @@ export function stopOnSignals(stop) {
       process.exit(130);
     });
   }
+}
+
+/**
+ * The sink (from the bench's checkout, `benchRoot`) and postcode (from `serviceRoot`) in a temporary state
+ * directory under BENCH_STATE_DIR, ready; `stop()` (also on a signal) ends both and removes the state.
+ */
+export async function startPostcode(benchRoot, serviceRoot, name) {
+  const stateDir = mkdtempSync(join(process.env.BENCH_STATE_DIR ?? tmpdir(), `postcode-${name}-`));
+  const sink = await startSink(benchRoot);
+  const child = startService(serviceRoot, stateDir);
+  const stop = () => {
+    stopGroup(child);
+    sink.child.kill();
+    rmSync(stateDir, { recursive: true, force: true });
+  };
+  stopOnSignals(stop);
+  try {
+    const ready = await waitForService(stateDir, child);
+    return { sink, child, ready, baseUrl: `http://127.0.0.1:${PORT}`, stop };
+  } catch (error) {
+    stop();
+    throw error;
+  }
+}
+
+/** The short commit of a checkout, for the report's heading. */
+export function commitOf(root) {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: 'pipe' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Runs a bench's main: exit 0 when it ends, 1 with the error when it throws. */
+export function runBench(main) {
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }

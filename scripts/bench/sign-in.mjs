@@ -4,9 +4,7 @@
 // the two kinds of request alternate one after another on one connection, each after a pause that lets the
 // work after the previous answer finish. Prints p50 and p90 of each and their ratio, and checks that every
 // member's request mailed a code and no stranger's did.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { log } from './load.mjs';
 import * as services from './services.mjs';
@@ -31,21 +29,8 @@ async function formCookie(base) {
 }
 
 async function main() {
-  const stateDir = mkdtempSync(join(process.env.BENCH_STATE_DIR ?? tmpdir(), 'postcode-sign-in-'));
-  const sink = await services.startSink(root);
-  const child = services.startService(root, stateDir);
-  const stop = () => {
-    services.stopGroup(child);
-    sink.child.kill();
-    rmSync(stateDir, { recursive: true, force: true });
-  };
-  process.on('SIGINT', () => {
-    stop();
-    process.exit(130);
-  });
+  const { sink, ready, baseUrl: base, stop } = await services.startPostcode(root, root, 'sign-in');
   try {
-    const ready = await services.waitForService(stateDir, child);
-    const base = `http://127.0.0.1:${services.PORT}`;
     const member = ready.dashboardOwner;
     const { cookie, csrf } = await formCookie(base);
     const signIn = async (email) => {

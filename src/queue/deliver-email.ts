@@ -2,7 +2,7 @@
 // for the batch), each recorded as soon as a route has answered it.
 import type { Config, MailRoute } from '../config';
 import type { Bindings } from '../env';
-import { deleteAttachments, outgoingAttachments } from '../mail/attachments';
+import { outgoingAttachments } from '../mail/attachments';
 import { type EmailBody, readBody } from '../mail/bodies';
 import { senderIdentity } from '../mail/domains';
 import { type AttemptResult, type Recipient, settleAttempt, skipSuppressed } from '../mail/outcome';
@@ -14,11 +14,10 @@ import { type AccountStore, accountStore } from '../store/account/client';
 import type { DeliveryClaim } from '../store/account/delivery';
 import type { EmailRecord } from '../store/account/emails';
 import { getSettings } from '../store/control/settings';
-import { noteProviderIds } from '../store/directory';
 import { bucketsOf } from '../store/placement';
-import { queueDeliveries } from '../webhooks/deliver';
 import { emailAttemptEvents } from '../webhooks/produce';
 import type { Delivery, EmailJob } from './jobs';
+import { type Outcome, OutcomeWriter } from './record-outcomes';
 import { retryDelaySeconds } from './retry';
 
 /**
@@ -98,55 +97,32 @@ async function attemptClaimed(
   return { result: { ...result, suppress, events: [...skipped.events, ...result.events] }, attempted: true };
 }
 
-/**
- * Writes an attempt's outcome (one call to the account's object), then acks the message or puts it back for the
- * retry, and queues the webhook deliveries the outcome made.
- */
-async function recordOutcome(
-  env: Bindings,
-  store: AccountStore,
+/** What is written of an attempt, and what becomes of its message once it is. */
+function outcomeOf(
   message: Message<unknown>,
   claim: Claimed,
   settle: Settle,
   lease: { owner: string; renewSeconds: number | null },
   retry: Config['retry'],
-): Promise<void> {
+): Outcome {
   const { email } = claim;
   const attempts = email.attempts + (settle.attempted ? 1 : 0);
   const delaySeconds = retryDelaySeconds(attempts, retry.baseSeconds);
   const waitsAgain = settle.result.status === 'QUEUED';
-  let deliveryIds: string[];
-  try {
-    deliveryIds = await store.recordAttempt({
-      email,
+  return {
+    message,
+    email,
+    record: {
+      email: { id: email.id, accountId: email.accountId },
       ...settle,
       retryAt: waitsAgain ? new Date(Date.now() + delaySeconds * 1000) : null,
       owner: lease.owner,
       renewLeaseSeconds: lease.renewSeconds,
       webhookEvents: emailAttemptEvents(email, claim.recipients, settle.result),
-    });
-  } catch (error) {
-    // Not recorded: the lease keeps others off it until it runs out, then the message (or the account alarm)
-    // brings it back; a mail sent twice that way keeps its Message-ID.
-    console.error('delivery outcome not recorded', email.id, error);
-    message.retry({ delaySeconds: DELIVERY_LEASE_SECONDS });
-    return;
-  }
-  if (waitsAgain) message.retry({ delaySeconds });
-  else {
-    message.ack();
-    // Finished: its attachments are not needed any more (a failed delete leaves them to R2's lifecycle rule).
-    const { attachments } = await bucketsOf(env, email.accountId);
-    await deleteAttachments(attachments, email.attachments).catch(() => undefined);
-  }
-  await queueDeliveries(env, email.accountId, deliveryIds);
-  const providerIds = settle.result.recipients.flatMap((r) => (r.providerId ? [r.providerId] : []));
-  if (providerIds.length > 0) {
-    // The provider's events name only its ids (an event before this is written waits on the event queue).
-    await noteProviderIds(env, email.accountId, providerIds).catch((error: unknown) =>
-      console.error('provider ids not indexed', email.id, String(error)),
-    );
-  }
+    },
+    retryInSeconds: waitsAgain ? delaySeconds : null,
+    providerIds: settle.result.recipients.flatMap((r) => (r.providerId ? [r.providerId] : [])),
+  };
 }
 
 type AccountClaims = {
@@ -173,9 +149,9 @@ async function claimByAccount(deliveries: Delivery<EmailJob>[], env: Bindings): 
 
 /**
  * Delivers the email jobs of a batch through the routes. The batch starts with the settings (read from D1, so
- * that mail released by an unfreeze is not held again by a stale copy) and one claim per account in it (its object, the accounts at once), and records each message in one more
- * call, started right after the route's answer and running while the next message is sent; the message is then
- * acked or retried on its own. A transient failure drops that relay's connection (its state is unknown).
+ * that mail released by an unfreeze is not held again by a stale copy) and one claim per account in it (its
+ * object, the accounts at once). Outcomes are written while the next mails are sent (`OutcomeWriter`: those
+ * that come in during a write go in the next call together); each message is then acked or retried on its own. A transient failure drops that relay's connection (its state is unknown).
  * `probed`: the routes the batch's retries already probed past an open breaker.
  */
 export async function deliverEmails(
@@ -190,8 +166,8 @@ export async function deliverEmails(
   const routes = new BatchRoutes(env, mailRoutes, probed);
   const inThisBatch = new Set<string>();
   let leaseRenewedAt = Date.now();
-  // The previous message's outcome being written while the next one is sent (at most one at a time).
-  let recording: Promise<void> = Promise.resolve();
+  // Outcomes are written while the next mails are sent.
+  const outcomes = new OutcomeWriter(env, DELIVERY_LEASE_SECONDS);
   try {
     for (const { message, job } of deliveries) {
       // Two messages of one email can share a batch (the dispatch's and the alarm's recovery): one sends.
@@ -228,11 +204,10 @@ export async function deliverEmails(
         );
       }
       const lease = { owner, renewSeconds: renewLease ? DELIVERY_LEASE_SECONDS : null };
-      await recording;
-      recording = recordOutcome(env, store, message, claim, settle, lease, retry);
+      outcomes.add(store, outcomeOf(message, claim, settle, lease, retry));
     }
   } finally {
-    await recording;
+    await outcomes.drained();
     await routes.close();
   }
 }

@@ -114,7 +114,7 @@ function scheduledLater(dueAt: number | null, now: number): DeliveryClaim {
 }
 
 export type AttemptRecord = {
-  email: EmailRecord;
+  email: Pick<EmailRecord, 'id' | 'accountId'>;
   result: AttemptResult;
   /** Whether SMTP was tried (an attempt counts); false when every recipient was skipped. */
   attempted: boolean;
@@ -204,6 +204,16 @@ export async function recordAttempt(db: AccountSql, record: AttemptRecord): Prom
       ),
   ]);
   return insertedIds(results[0]);
+}
+
+/**
+ * Attempts of one consumer's batch recorded in one call and one transaction, each as `recordAttempt` does: the
+ * outcomes that came in while the previous call was written. The ids of each one's webhook deliveries.
+ */
+export async function recordAttempts(db: AccountSql, records: AttemptRecord[]): Promise<string[][]> {
+  const ids: string[][] = [];
+  for (const record of records) ids.push(await recordAttempt(db, record));
+  return ids;
 }
 
 /** Freeze mode: park a NORMAL email until release. */

@@ -1,10 +1,11 @@
 // A domain's DKIM key pair: made in the Worker (WebCrypto, RSA 2048), the public half published as a TXT
 // record, the private half stored sealed (AES-GCM under a key derived from the DKIM_KEY_SECRET secret) and
 // opened once per isolate.
-import { fromBase64, toBase64 } from '../base64';
+import { toBase64 } from '../base64';
+import { type SealPurpose, seal, unseal } from '../sealed';
 
 const RSA = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
-const SEAL_VERSION = 'v1';
+const PURPOSE: SealPurpose = { info: 'postcode dkim key', name: 'DKIM key' };
 
 /** A new key pair: the public key's SPKI in base64 (the record's `p=`) and the private key sealed. */
 export async function newDkimKeyPair(secret: string): Promise<{ publicKey: string; sealedPrivateKey: string }> {
@@ -15,30 +16,11 @@ export async function newDkimKeyPair(secret: string): Promise<{ publicKey: strin
   )) as CryptoKeyPair;
   const spki = (await crypto.subtle.exportKey('spki', pair.publicKey)) as ArrayBuffer;
   const pkcs8 = (await crypto.subtle.exportKey('pkcs8', pair.privateKey)) as ArrayBuffer;
-  return { publicKey: toBase64(spki), sealedPrivateKey: await seal(new Uint8Array(pkcs8), secret) };
+  return { publicKey: toBase64(spki), sealedPrivateKey: await seal(new Uint8Array(pkcs8), secret, PURPOSE) };
 }
 
 /** The TXT record a domain publishes at `<selector>._domainkey.<domain>`. */
 export const dkimRecordValue = (publicKey: string) => `v=DKIM1; k=rsa; p=${publicKey}`;
-
-/** The AES-GCM key of a secret (HKDF-SHA-256, so that the secret's text is never the key itself). */
-async function sealingKey(secret: string): Promise<CryptoKey> {
-  const material = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), 'HKDF', false, ['deriveKey']);
-  return crypto.subtle.deriveKey(
-    { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: new TextEncoder().encode('postcode dkim key') },
-    material,
-    { name: 'AES-GCM', length: 256 },
-    false,
-    ['encrypt', 'decrypt'],
-  );
-}
-
-/** `v1.<iv>.<ciphertext>` in base64: a fresh 96-bit IV per seal. */
-async function seal(plain: Uint8Array, secret: string): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await sealingKey(secret), plain);
-  return `${SEAL_VERSION}.${toBase64(iv)}.${toBase64(sealed)}`;
-}
 
 /** Opened private keys by sealed text: importing a key costs more than a signature, so an isolate does it once. */
 const opened = new Map<string, Promise<CryptoKey>>();
@@ -49,13 +31,7 @@ export function openPrivateKey(sealed: string, secret: string): Promise<CryptoKe
   const cached = opened.get(`${secret}\u0000${sealed}`);
   if (cached) return cached;
   const key = (async () => {
-    const [version, iv, data] = sealed.split('.');
-    if (version !== SEAL_VERSION || !iv || !data) throw new Error('not a sealed DKIM key');
-    const pkcs8 = await crypto.subtle.decrypt(
-      { name: 'AES-GCM', iv: fromBase64(iv) },
-      await sealingKey(secret),
-      fromBase64(data),
-    );
+    const pkcs8 = await unseal(sealed, secret, PURPOSE);
     return crypto.subtle.importKey('pkcs8', pkcs8, RSA, false, ['sign']);
   })();
   if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value as string);

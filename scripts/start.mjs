@@ -222,7 +222,7 @@ function applyMigrations() {
 }
 
 /** Variables `npm start` sets for `wrangler dev` (`--var`, over wrangler.toml and .dev.vars). */
-const startVars = (dnsUrl) => ({
+const startVars = (dnsUrl, siteverifyUrl) => ({
   SMTP_HOST: '127.0.0.1',
   SMTP_PORT: String(SMTP_PORT),
   SMTP_SECURE: 'none',
@@ -231,6 +231,8 @@ const startVars = (dnsUrl) => ({
   WEBHOOK_ALLOW_INSECURE: 'true',
   // Domains are checked against the local resolver, which publishes what the service asks for.
   DNS_RESOLVER_URL: `${dnsUrl}/dns-query`,
+  // A public token's Turnstile check goes to the local Siteverify, which knows Cloudflare's test secrets.
+  TURNSTILE_VERIFY_URL: `${siteverifyUrl}/siteverify`,
   RETURN_PATH_MX: LOCAL_RETURN_PATH_MX,
   // Every local mail gets a return path postcode reads, so `npm run simulate` can bounce any of them.
   RETURN_PATH_DOMAIN: 'bounces.postcode.localhost',
@@ -268,14 +270,22 @@ async function main() {
   const { startDnsStub } = await importTypeScript('../test/support/node/dns-stub.ts');
   const dns = await startDnsStub(recordsAskedFor);
   children.push({ kill: () => dns.close() });
+  const { startTurnstileStub } = await importTypeScript('../test/support/node/turnstile-stub.ts');
+  const siteverify = await startTurnstileStub();
+  children.push({ kill: () => siteverify.close() });
   // A bad port would show again in the Worker's variables made from it: the start script's own first.
   const checked = startProblems.length
     ? { problems: startProblems }
-    : await checkStartConfig({ root, startVars: startVars(dns.url), extraVars: process.env.POSTCODE_EXTRA_VARS ?? '' });
+    : await checkStartConfig({
+        root,
+        startVars: startVars(dns.url, siteverify.url),
+        extraVars: process.env.POSTCODE_EXTRA_VARS ?? '',
+      });
   if (checked.problems.length > 0) {
     for (const problem of checked.problems) console.error(`[postcode] invalid configuration: ${problem}`);
     process.exitCode = 1;
     await dns.close();
+    await siteverify.close();
     return;
   }
   mkdirSync(STATE_DIR, { recursive: true });
@@ -329,6 +339,7 @@ async function main() {
       baseUrl,
       adminToken: vars.ADMIN_TOKEN,
       dnsUrl: dns.url,
+      siteverifyUrl: siteverify.url,
       senderEmail: DEMO_SENDER,
       dashboardOwner: DEMO_OWNER,
       ...demo,
@@ -348,6 +359,7 @@ async function main() {
   analytics secret:      ${demo.analyticsSecret}
   verified sender id:    ${demo.senderEmailId}
   local DNS resolver:    ${dns.url}/dns-query  (answers the records your domains ask for)
+  local Siteverify:      ${siteverify.url}/siteverify  (Turnstile's test secrets: 1x…AA passes, 2x…AA fails)
   admin token:           in .dev.vars (ADMIN_TOKEN)
 
   Try: curl -s ${baseUrl}/api/v1/emails -H "Authorization: Bearer ${demo.mailKey}"

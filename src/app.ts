@@ -9,6 +9,7 @@ import { registerComponents } from './openapi/document';
 import { adminRoutes } from './routes/admin';
 import { adminAccountRoutes } from './routes/admin-accounts';
 import { adminListRoutes } from './routes/admin-lists';
+import { adminOtpTokenRoutes } from './routes/admin-otp-tokens';
 import { backendOtpRoutes } from './routes/backend-otp';
 import { dashboardRoutes } from './routes/dashboard';
 import { docsRoutes } from './routes/docs';
@@ -65,6 +66,7 @@ export function buildApp() {
     emailVerificationRoutes,
     adminAccountRoutes,
     adminRoutes,
+    adminOtpTokenRoutes,
   ])
     app.route('/', routes);
   app.route('/', domainRoutes);

@@ -32,7 +32,13 @@ export type Config = {
   };
   /** `pepper` is null when OTP_PEPPER is unset: only OTP operations fail then (see `otpPepper`). */
   /** `sendWaitMs`: how long an OTP send waits for its SMTP exchange before answering `sent: false`. */
-  otp: { maxAttempts: number; pepper: string | null; sendWaitMs: number };
+  otp: {
+    maxAttempts: number;
+    pepper: string | null;
+    sendWaitMs: number;
+    /** TURNSTILE_VERIFY_URL: Siteverify, where a public token's bot check is validated. */
+    turnstileVerifyUrl: string;
+  };
   /**
    * First delay after a transient SMTP failure (later ones grow 3×, see the queue consumer), and the
    * attempts an email gets before it is FAILED.
@@ -130,6 +136,7 @@ const httpUrl = z.string().refine((raw) => {
 }, 'expected an absolute http(s) URL');
 
 const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
+const DEFAULT_TURNSTILE_VERIFY = 'https://challenges.cloudflare.com/turnstile/v0/siteverify';
 
 /** One DNS label (RETURN_PATH_SUBDOMAIN): letters, digits and inner hyphens, lower-cased. */
 const dnsLabel = z
@@ -173,6 +180,7 @@ const schema = z
     MAIL_MAX_ATTEMPTS: withDefault(wholeNumber(1, 20), 6),
     OUTBOX_GRACE_SECONDS: withDefault(wholeNumber(0, 60), 30),
     OTP_SEND_WAIT_MS: withDefault(wholeNumber(100, 60_000), 3_000),
+    TURNSTILE_VERIFY_URL: withDefault(httpUrl, DEFAULT_TURNSTILE_VERIFY),
     WEBHOOK_ALLOW_INSECURE: withDefault(booleanText, false),
     WEBHOOK_DISABLE_AFTER_DAYS: withDefault(wholeNumber(1, 365), 5),
     RETENTION_DAYS: withDefault(wholeNumber(0, 3650), 30),
@@ -228,7 +236,12 @@ const schema = z
         signInPerIp: vars.RATE_SIGNIN_PER_IP,
         signInPerAddress: vars.RATE_SIGNIN_PER_ADDRESS,
       },
-      otp: { maxAttempts: vars.OTP_MAX_ATTEMPTS, pepper: vars.OTP_PEPPER ?? null, sendWaitMs: vars.OTP_SEND_WAIT_MS },
+      otp: {
+        maxAttempts: vars.OTP_MAX_ATTEMPTS,
+        pepper: vars.OTP_PEPPER ?? null,
+        sendWaitMs: vars.OTP_SEND_WAIT_MS,
+        turnstileVerifyUrl: vars.TURNSTILE_VERIFY_URL,
+      },
       retry: { baseSeconds: vars.MAIL_RETRY_BASE_SECONDS, maxAttempts: vars.MAIL_MAX_ATTEMPTS },
       outbox: { graceSeconds: vars.OUTBOX_GRACE_SECONDS },
       webhooks: { allowInsecure: vars.WEBHOOK_ALLOW_INSECURE, disableAfterDays: vars.WEBHOOK_DISABLE_AFTER_DAYS },

@@ -31,6 +31,8 @@ declare global {
       FILE_SERVER_URL: string;
       DKIM_VERIFIER_URL: string;
       DNS_STUB_URL: string;
+      /** The Siteverify stub (test/support/node/turnstile-stub.ts): its calls at /calls. */
+      TURNSTILE_STUB_URL: string;
       /** A relay whose health the test sets, its control API and inbox (test/support/node/flaky-relay.ts). */
       FLAKY_SMTP_PORT: string;
       FLAKY_CONTROL_URL: string;

@@ -1,5 +1,5 @@
 // What a request's bearer token turns out to be: types only, shared by the lookup, its cache and the guards.
-import type { KeyMode, Scope } from '../store/control/credentials';
+import type { KeyMode, Scope, TurnstileSetting } from '../store/control/credentials';
 
 export type ApiKeyCredential = { kind: 'api_key'; id: string; accountId: string; scopes: Scope[]; mode: KeyMode };
 export type PublicTokenCredential = {
@@ -8,5 +8,7 @@ export type PublicTokenCredential = {
   accountId: string;
   allowedIps: string[];
   secretHash: string;
+  /** Its sends need a Turnstile answer (src/auth/turnstile.ts); null: no bot check. */
+  turnstile: TurnstileSetting | null;
 };
 export type Credential = ApiKeyCredential | PublicTokenCredential;

@@ -35,6 +35,7 @@ async function lookUpCredential(db: D1Database, token: string, tokenHash: string
         accountId: otpToken.accountId,
         allowedIps: otpToken.allowedIps,
         secretHash: otpToken.secretHash,
+        turnstile: otpToken.turnstile,
       };
     }
   }

@@ -6,6 +6,7 @@ import { type ApiKey, listApiKeys, listOtpTokens, type OtpToken } from '../store
 import { listSenders, type Sender } from '../store/control/senders';
 import type { PageRequest } from '../store/paging';
 import { requireAccount } from './admin';
+import { otpTokenView } from './admin-otp-tokens';
 import { json, route, router } from './route';
 
 // What the operator created, page by page, newest first. Keys, tokens and analytics secrets are shown
@@ -84,7 +85,13 @@ const listOtpTokensRoute = route({
       success: true,
       data: {
         otpTokens: [
-          { id: 'otk_b3ghkq4mz2ytw6xrc7n5', allowedIps: ['203.0.113.0/24'], createdAt: CREATED_AT, revokedAt: null },
+          {
+            id: 'otk_b3ghkq4mz2ytw6xrc7n5',
+            allowedIps: ['203.0.113.0/24'],
+            turnstile: null,
+            createdAt: CREATED_AT,
+            revokedAt: null,
+          },
         ],
         ...ONE_PAGE,
       },
@@ -140,12 +147,6 @@ const apiKeyView = (k: ApiKey) => ({
   createdAt: k.createdAt,
   lastUsedAt: k.lastUsedAt,
   revokedAt: k.revokedAt,
-});
-const otpTokenView = (t: OtpToken) => ({
-  id: t.id,
-  allowedIps: t.allowedIps,
-  createdAt: t.createdAt,
-  revokedAt: t.revokedAt,
 });
 const senderView = (s: Sender) => ({ id: s.id, email: s.email, name: s.name, createdAt: s.createdAt });
 

@@ -10,7 +10,7 @@ import { accountStore } from '../store/account/client';
 import type { StoredBranding } from '../store/account/otp-branding';
 import { findAccount } from '../store/control/accounts';
 import { recordAudit } from '../store/control/audit-log';
-import { createApiKey, createOtpToken, revokeApiKey } from '../store/control/credentials';
+import { createApiKey, revokeApiKey } from '../store/control/credentials';
 import { createSender } from '../store/control/senders';
 import { forgetSettings, getSettings, type Settings, updateSettings } from '../store/control/settings';
 import { json, ok, route, router } from './route';
@@ -77,28 +77,6 @@ const revokeApiKeyRoute = route({
     content: json(schema.apiKeyRevokedResponse, {
       success: true,
       data: { id: 'key_q3w7zk2mx4ncd5ty8hbe', revoked: true },
-    }),
-  },
-});
-
-const createOtpTokenRoute = route({
-  ...common,
-  method: 'post',
-  path: '/admin/v1/accounts/{accountId}/otp-tokens',
-  summary: 'Issue a public OTP token and its analytics secret',
-  params: schema.accountIdParam,
-  body: schema.createOtpTokenBody,
-  bodyExample: { allowedIps: ['203.0.113.0/24'] },
-  success: {
-    status: 201,
-    content: json(schema.otpTokenCreatedResponse, {
-      success: true,
-      data: {
-        id: 'otk_b3ghkq4mz2ytw6xrc7n5',
-        token: 'pc_otp_m2x7kq4zf3nwd5ty8hcb6rjp2gkfv3xa',
-        analyticsSecret: 'pc_otp_sec_q4zf3nwd5ty8hcb6rjp2gkfv3xam2x7k',
-        allowedIps: ['203.0.113.0/24'],
-      },
     }),
   },
 });
@@ -172,7 +150,7 @@ const updateSettingsRoute = route({
   success: { status: 200, content: json(schema.settingsResponse, { success: true, data: SETTINGS }) },
 });
 
-/** Operator API: issuance of accounts, keys, tokens and senders, OTP branding, and the service settings. */
+/** Operator API: issuance of keys and senders, OTP branding, and the service settings. */
 export const adminRoutes = router()
   .openapi(createApiKeyRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
@@ -189,14 +167,6 @@ export const adminRoutes = router()
     forgetCredential(keyId);
     await recordAudit(c.env.DB, accountId, { actor: 'operator', action: 'key.revoked', target: keyId });
     return ok(c, { id: keyId, revoked: true as const });
-  })
-  .openapi(createOtpTokenRoute, async (c) => {
-    const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);
-    const allowedIps = c.req.valid('json').allowedIps ?? [];
-    const { otpToken, token, analyticsSecret } = await createOtpToken(c.env.DB, account.id, allowedIps);
-    const created = { actor: 'operator', action: 'otp_token.created', target: otpToken.id, detail: { allowedIps } };
-    await recordAudit(c.env.DB, account.id, created);
-    return ok(c, { id: otpToken.id, token, analyticsSecret, allowedIps }, 201);
   })
   .openapi(createSenderRoute, async (c) => {
     const account = await requireAccount(c.env.DB, c.req.valid('param').accountId);

@@ -1,15 +1,25 @@
+import type { Context } from 'hono';
 import { cors } from 'hono/cors';
+import type { Credential } from '../auth/credential';
+import { clientIp } from '../auth/credentials';
 import { publicOrServer, publicOrServerAnyIp, publicWithSecret } from '../auth/guards';
+import { requireChallenge } from '../auth/turnstile';
+import type { GuardedEnv } from '../env';
+import type { ErrorCode } from '../errors';
 import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
+import { LANGUAGES } from '../otp/languages';
 import { RETENTION_NOTE } from '../retention';
 import {
+  DEFAULT_OTP_DIGITS,
   historyQuery,
   historyResponse,
+  instantConfigResponse,
   instantSendBody,
   instantSendResponse,
   legacyHistoryResponse,
   legacySendBody,
   legacySendResponse,
+  publicResendBody,
 } from '../schemas/otp';
 import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp-shared';
 import { json, ok, route, router } from './route';
@@ -26,7 +36,13 @@ export const otpCors = cors({
 });
 
 const caller = otpCaller('instant', 'OTP_RATE_LIMITED');
-const SEND_ERRORS = ['TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'] as const;
+const SEND_ERRORS = ['CHALLENGE_FAILED', 'TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'] as const;
+/** A public token's resend: the bot check as on its sends. */
+const PUBLIC_RESEND = {
+  ...RESEND,
+  body: publicResendBody,
+  errors: ['CHALLENGE_FAILED', ...RESEND.errors] as ErrorCode[],
+};
 const { sentAt: _sentAt, ...LEGACY_HISTORY_ENTRY } = HISTORY_ENTRY;
 const { email: _email, ...LEGACY_SENT } = OTP_SENT;
 
@@ -48,7 +64,7 @@ const send = route({
 });
 
 const resend = route({
-  ...RESEND,
+  ...PUBLIC_RESEND,
   path: '/api/v1/instant-otp/resend',
   tag: 'Instant OTP',
   summary: 'Resend an instant OTP (same session, a fresh code)',
@@ -58,7 +74,7 @@ const resend = route({
 });
 
 const legacyResend = route({
-  ...RESEND,
+  ...PUBLIC_RESEND,
   path: '/api/v1/otp/resend',
   tag: 'Legacy OTP',
   summary: 'Legacy alias of instant OTP resend',
@@ -77,6 +93,22 @@ const history = route({
   limit: { bucket: 'read' },
   query: historyQuery,
   success: { status: 200, content: json(historyResponse, { success: true, data: { verifications: [HISTORY_ENTRY] } }) },
+});
+
+const instantConfig = route({
+  method: 'get',
+  path: '/api/v1/instant-otp/config',
+  tag: 'Instant OTP',
+  summary: 'What a browser needs before its first send (bot check, languages, code length)',
+  guard: publicOrServer,
+  limit: { bucket: 'read' },
+  success: {
+    status: 200,
+    content: json(instantConfigResponse, {
+      success: true,
+      data: { turnstile: { siteKey: '0x4AAAAAAAB3c9kqz2mX7fNw' }, languages: [...LANGUAGES], codeLength: 6 },
+    }),
+  },
 });
 
 const legacySend = route({
@@ -111,22 +143,32 @@ const legacyHistory = route({
   },
 });
 
+/**
+ * A send's body without the bot check's answer, once the check has passed (a public token that requires Turnstile:
+ * 403 CHALLENGE_FAILED before anything is mailed).
+ */
+async function challenged<T extends { turnstileToken?: string }>(
+  c: Context<GuardedEnv<Credential>>,
+  body: T,
+): Promise<Omit<T, 'turnstileToken'>> {
+  const { turnstileToken, ...request } = body;
+  await requireChallenge(c.env, c.var.credential, turnstileToken, clientIp(c));
+  return request;
+}
+
 export const instantOtpRoutes = router()
   // 7. Send
   .openapi(send, async (c) => {
-    const result = await sendOtp(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return ok(c, result);
+    const request = await challenged(c, c.req.valid('json'));
+    return ok(c, await sendOtp(c.env, caller(c.var.credential.accountId), request));
   })
   .openapi(resend, async (c) => {
-    const result = await resendOtpCode(c.env, caller(c.var.credential.accountId), c.req.valid('json'));
-    return ok(c, result);
+    const request = await challenged(c, c.req.valid('json'));
+    return ok(c, await resendOtpCode(c.env, caller(c.var.credential.accountId), request));
   })
   .openapi(legacyResend, async (c) => {
-    const { sessionId, expiresAt, sent } = await resendOtpCode(
-      c.env,
-      caller(c.var.credential.accountId),
-      c.req.valid('json'),
-    );
+    const request = await challenged(c, c.req.valid('json'));
+    const { sessionId, expiresAt, sent } = await resendOtpCode(c.env, caller(c.var.credential.accountId), request);
     return ok(c, { sessionId, expiresAt, sent });
   })
   // 8. Verify
@@ -140,6 +182,15 @@ export const instantOtpRoutes = router()
       channel: 'instant',
     }),
   )
+  .openapi(instantConfig, (c) => {
+    const { credential } = c.var;
+    const turnstile = credential.kind === 'public_token' ? credential.turnstile : null;
+    return ok(c, {
+      turnstile: turnstile ? { siteKey: turnstile.siteKey } : null,
+      languages: [...LANGUAGES],
+      codeLength: DEFAULT_OTP_DIGITS,
+    });
+  })
   // 9. History
   .openapi(history, async (c) => {
     const verifications = await otpHistory(c.env, c.var.credential.accountId, 'instant', c.req.valid('query').limit);
@@ -147,11 +198,8 @@ export const instantOtpRoutes = router()
   })
   // 10. Send (no `email` in the response)
   .openapi(legacySend, async (c) => {
-    const { sessionId, expiresAt, sent } = await sendOtp(
-      c.env,
-      caller(c.var.credential.accountId),
-      c.req.valid('json'),
-    );
+    const request = await challenged(c, c.req.valid('json'));
+    const { sessionId, expiresAt, sent } = await sendOtp(c.env, caller(c.var.credential.accountId), request);
     return ok(c, { sessionId, expiresAt, sent });
   })
   // 11. Verify

@@ -59,22 +59,43 @@ export const createApiKeyBody = z
     description: 'A test key (`mode: test`) takes only the mail_api scope',
   });
 
+const allowedIps = z
+  .array(
+    z
+      .string()
+      .refine(
+        (entry) => entry.trim() === entry && parseIpRange(entry) !== null,
+        'expected an IPv4/IPv6 address or CIDR range',
+      )
+      .openapi({
+        pattern: IP_RANGE_PATTERN,
+        description: 'An IPv4 or IPv6 address, or a CIDR range (203.0.113.0/24, 2001:db8::/32)',
+      }),
+  )
+  .max(100, 'at most 100 entries');
+
+/** Printable ASCII without spaces: what Cloudflare's site keys and secrets are made of. */
+const turnstileKey = (max: number) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .regex(/^[\x21-\x7e]+$/, 'expected printable ASCII without spaces');
+
+const turnstileSetting = z.strictObject({ siteKey: turnstileKey(100), secret: turnstileKey(200) }).openapi({
+  description:
+    "Require a Cloudflare Turnstile check on this token's sends: the widget's site key (given to browsers) and its secret (kept sealed, never shown again)",
+});
+
 export const createOtpTokenBody = z.strictObject({
-  allowedIps: z
-    .array(
-      z
-        .string()
-        .refine(
-          (entry) => entry.trim() === entry && parseIpRange(entry) !== null,
-          'expected an IPv4/IPv6 address or CIDR range',
-        )
-        .openapi({
-          pattern: IP_RANGE_PATTERN,
-          description: 'An IPv4 or IPv6 address, or a CIDR range (203.0.113.0/24, 2001:db8::/32)',
-        }),
-    )
-    .max(100, 'at most 100 entries')
-    .optional(),
+  allowedIps: allowedIps.optional(),
+  turnstile: turnstileSetting.optional(),
+});
+
+/** PATCH /admin/v1/otp-tokens/{tokenId}: a field left out keeps its value; `turnstile: null` takes the check off. */
+export const changeOtpTokenBody = z.strictObject({
+  allowedIps: allowedIps.optional(),
+  turnstile: turnstileSetting.nullable().optional(),
 });
 
 export const updateSettingsBody = z.strictObject({
@@ -124,6 +145,7 @@ export const otpBrandingBody = z.strictObject({
 
 export const accountIdParam = z.object({ accountId: resourceId });
 export const keyIdParam = z.object({ keyId: resourceId });
+export const tokenIdParam = z.object({ tokenId: resourceId });
 
 export const accountResponse = envelope(z.object({ id: z.string(), name: z.string(), ...placement }));
 export const accountDetailResponse = envelope(
@@ -141,9 +163,28 @@ export const apiKeyCreatedResponse = envelope(
   z.object({ id: z.string(), key: z.string(), scopes: z.array(z.enum(SCOPES)), mode: z.enum(['live', 'test']) }),
 );
 export const apiKeyRevokedResponse = envelope(z.object({ id: z.string(), revoked: z.literal(true) }));
+/** What a token requires of its sends' browsers: never its secret. */
+const turnstileShown = z
+  .object({ siteKey: z.string() })
+  .nullable()
+  .openapi({ description: "The Turnstile widget's site key when sends need the check; null: no bot check" });
 export const otpTokenCreatedResponse = envelope(
-  z.object({ id: z.string(), token: z.string(), analyticsSecret: z.string(), allowedIps: z.array(z.string()) }),
+  z.object({
+    id: z.string(),
+    token: z.string(),
+    analyticsSecret: z.string(),
+    allowedIps: z.array(z.string()),
+    turnstile: turnstileShown,
+  }),
 );
+const otpTokenView = z.object({
+  id: z.string(),
+  allowedIps: z.array(z.string()),
+  turnstile: turnstileShown,
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+});
+export const otpTokenResponse = envelope(otpTokenView);
 export const senderResponse = envelope(z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }));
 export const settingsResponse = envelope(
   z.object({ frozen: z.boolean(), dailyAllowance: z.number().nullable(), updatedAt: z.string() }),
@@ -179,15 +220,7 @@ export const apiKeyListResponse = pageOf(
     revokedAt: z.string().nullable(),
   }),
 );
-export const otpTokenListResponse = pageOf(
-  'otpTokens',
-  z.object({
-    id: z.string(),
-    allowedIps: z.array(z.string()),
-    createdAt: z.string(),
-    revokedAt: z.string().nullable(),
-  }),
-);
+export const otpTokenListResponse = pageOf('otpTokens', otpTokenView);
 export const senderListResponse = pageOf(
   'senders',
   z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), createdAt: z.string() }),

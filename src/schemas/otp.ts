@@ -2,6 +2,9 @@ import { z } from '@hono/zod-openapi';
 import { LANGUAGES } from '../otp/languages';
 import { emailAddress, envelope, hasFields, resourceId, subjectText } from './common';
 
+/** The code's length when a send does not name one. */
+export const DEFAULT_OTP_DIGITS = 6;
+
 const expiresInSeconds = z
   .number({ error: 'expected a number of seconds' })
   .int('expected a whole number')
@@ -13,7 +16,7 @@ const otpDigits = z
   .int('expected a whole number')
   .min(4, 'must be 4-10')
   .max(10, 'must be 4-10')
-  .default(6);
+  .default(DEFAULT_OTP_DIGITS);
 const verificationLine = z
   .string()
   .min(1, 'must not be empty')
@@ -39,8 +42,18 @@ const templateId = resourceId.openapi({
     'A saved template of the account to make the mail from: `{{code}}` in a body is required; `{{expiresInMinutes}}`, `{{productName}}` and (email verification) `{{magicLink}}` are filled too. Not with subject or verificationLine',
 });
 
-/** POST /api/v1/otp/send (legacy alias): the smallest body. */
-export const legacySendBody = z.strictObject({
+/** The browser's Turnstile answer, for a public token that requires the bot check (else ignored). */
+const turnstileToken = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(2048, 'must be at most 2048 characters')
+  .optional()
+  .openapi({
+    description:
+      "The Turnstile widget's answer, when the public token requires a bot check (403 CHALLENGE_FAILED without a valid one); a server key never needs it",
+  });
+
+const sendFields = z.strictObject({
   email: emailAddress,
   expiresInSeconds,
   otpDigits,
@@ -48,7 +61,10 @@ export const legacySendBody = z.strictObject({
   templateId: templateId.optional(),
 });
 
-const serverSendFields = legacySendBody.extend({
+/** POST /api/v1/otp/send (legacy alias): the smallest body. */
+export const legacySendBody = sendFields.extend({ turnstileToken });
+
+const serverSendFields = sendFields.extend({
   subject: subjectText.optional(),
   verificationLine: verificationLine.optional(),
 });
@@ -74,6 +90,7 @@ export const instantSendBody = serverSendFields
     from: emailAddress
       .optional()
       .openapi({ description: 'A verified sender of the account, or an address on its verified domain' }),
+    turnstileToken,
   })
   .refine(templateAlone, TEMPLATE_ALONE)
   .openapi(TEMPLATE_ALONE_DOC);
@@ -95,6 +112,9 @@ export const resendBody = z.strictObject({
   email: emailAddress,
 });
 
+/** The resend routes of public tokens (instant OTP and its legacy alias): also the bot check's answer. */
+export const publicResendBody = resendBody.extend({ turnstileToken });
+
 /** History lists cap `limit` to 1-100 instead of refusing it (decisions.md); it must be a whole number. */
 export const historyQuery = z.object({
   limit: z
@@ -115,6 +135,19 @@ export const sessionIdParam = z.object({ sessionId: resourceId });
 
 const sendData = z.object({ sessionId: z.string(), expiresAt: z.string(), email: z.string(), sent: z.boolean() });
 export const instantSendResponse = envelope(sendData);
+
+/** GET /api/v1/instant-otp/config: what a browser element needs before its first send. */
+export const instantConfigResponse = envelope(
+  z.object({
+    turnstile: z.object({ siteKey: z.string() }).nullable().openapi({
+      description: 'Render Turnstile with this site key and send its answer as turnstileToken; null: no check',
+    }),
+    languages: z
+      .array(z.enum(LANGUAGES))
+      .openapi({ description: 'The languages of the mail, the page and the element' }),
+    codeLength: z.number().int().openapi({ description: 'Digits of a code sent without otpDigits' }),
+  }),
+);
 export const legacySendResponse = envelope(sendData.omit({ email: true }));
 export const emailVerificationSendResponse = envelope(sendData.extend({ hostedVerifyUrl: z.string() }));
 export const verifyResponse = envelope(z.object({ verified: z.boolean() }));

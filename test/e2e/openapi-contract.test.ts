@@ -159,6 +159,14 @@ describe('OpenAPI document', () => {
       token: admin,
       body: { allowedIps: ['nope'] },
     });
+    // A second token that requires Turnstile (npm start's Siteverify knows Cloudflare's test secrets).
+    const challenged = (
+      await check('POST', '/admin/v1/accounts/{accountId}/otp-tokens', tokenPath, { token: admin, body: {} })
+    ).json.data;
+    const turnstile = { siteKey: '1x00000000000000000000AA', secret: '1x0000000000000000000000000000000AA' };
+    const changePath = '/admin/v1/otp-tokens/{tokenId}';
+    await check('PATCH', changePath, `/admin/v1/otp-tokens/${challenged.id}`, { token: admin, body: { turnstile } });
+    await check('PATCH', changePath, '/admin/v1/otp-tokens/otk_unknown', { token: admin, body: { turnstile: null } });
     const sendersPath = `/admin/v1/accounts/${account.id}/senders`;
     await check('POST', '/admin/v1/accounts/{accountId}/senders', sendersPath, {
       token: admin,
@@ -359,6 +367,17 @@ describe('OpenAPI document', () => {
     await check('POST', '/api/v1/instant-otp/send', '/api/v1/instant-otp/send', {
       token: token.token,
       body: { email: otpTo, otpDigits: 3 },
+    });
+    const config = '/api/v1/instant-otp/config';
+    await check('GET', config, config, { token: challenged.token });
+    await check('GET', config, config, { token: 'pc_otp_unknown' });
+    await check('POST', '/api/v1/instant-otp/send', '/api/v1/instant-otp/send', {
+      token: challenged.token,
+      body: { email: address('challenged') },
+    });
+    await check('POST', '/api/v1/instant-otp/send', '/api/v1/instant-otp/send', {
+      token: challenged.token,
+      body: { email: address('challenged'), turnstileToken: 'XXXX.DUMMY.TOKEN.XXXX' },
     });
     const instantResend = '/api/v1/instant-otp/resend';
     await check('POST', instantResend, instantResend, {

@@ -4,7 +4,21 @@
 // Operator API (/admin/v1/*)
 export type Account = { id: string; name: string };
 export type ApiKey = { id: string; key: string; scopes: string[] };
-export type OtpToken = { id: string; token: string; analyticsSecret: string; allowedIps: string[] };
+export type OtpToken = {
+  id: string;
+  token: string;
+  analyticsSecret: string;
+  allowedIps: string[];
+  turnstile: { siteKey: string } | null;
+};
+/** A token as the operator's PATCH and list show it. */
+export type OtpTokenView = {
+  id: string;
+  allowedIps: string[];
+  turnstile: { siteKey: string } | null;
+  createdAt: string;
+  revokedAt: string | null;
+};
 export type Sender = { id: string; email: string; name: string | null };
 export type Settings = { frozen: boolean; dailyAllowance: number | null; updatedAt: string };
 /** The operator's lists: `{ [key]: items, total, page, totalPages }`, newest first. */
@@ -30,10 +44,7 @@ export type ApiKeyEntry = {
   revokedAt: string | null;
 };
 export type ApiKeyList = PageOf<'apiKeys', ApiKeyEntry>;
-export type OtpTokenList = PageOf<
-  'otpTokens',
-  { id: string; allowedIps: string[]; createdAt: string; revokedAt: string | null }
->;
+export type OtpTokenList = PageOf<'otpTokens', OtpTokenView>;
 export type SenderList = PageOf<'senders', { id: string; email: string; name: string | null; createdAt: string }>;
 
 // Mail (routes 1-6)

@@ -19,11 +19,16 @@ export type ApiKey = {
   revokedAt: string | null;
 };
 
+/** A token's bot check: the Turnstile widget's site key, and its secret sealed (src/auth/turnstile.ts). */
+export type TurnstileSetting = { siteKey: string; sealedSecret: string };
+
 export type OtpToken = {
   id: string;
   accountId: string;
   secretHash: string;
   allowedIps: string[];
+  /** Sends with this token need a Turnstile answer that Siteverify accepts; null: no bot check. */
+  turnstile: TurnstileSetting | null;
   createdAt: string;
   /** At most an hour behind the token's latest use (see `touchCredential`). */
   lastUsedAt: string | null;
@@ -42,13 +47,16 @@ type ApiKeyRow = {
 };
 
 const API_KEY_COLUMNS = 'id, account_id, name, scopes, mode, created_at, last_used_at, revoked_at';
-const OTP_TOKEN_COLUMNS = 'id, account_id, secret_hash, allowed_ips, created_at, last_used_at, revoked_at';
+const OTP_TOKEN_COLUMNS =
+  'id, account_id, secret_hash, allowed_ips, turnstile_site_key, turnstile_secret, created_at, last_used_at, revoked_at';
 
 type OtpTokenRow = {
   id: string;
   account_id: string;
   secret_hash: string;
   allowed_ips: string;
+  turnstile_site_key: string | null;
+  turnstile_secret: string | null;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
@@ -70,6 +78,10 @@ const toOtpToken = (row: OtpTokenRow): OtpToken => ({
   accountId: row.account_id,
   secretHash: row.secret_hash,
   allowedIps: JSON.parse(row.allowed_ips) as string[],
+  turnstile:
+    row.turnstile_site_key && row.turnstile_secret
+      ? { siteKey: row.turnstile_site_key, sealedSecret: row.turnstile_secret }
+      : null,
   createdAt: row.created_at,
   lastUsedAt: row.last_used_at,
   revokedAt: row.revoked_at,
@@ -175,6 +187,7 @@ export async function createOtpToken(
   db: D1Database,
   accountId: string,
   allowedIps: string[],
+  turnstile: TurnstileSetting | null = null,
 ): Promise<{ otpToken: OtpToken; token: string; analyticsSecret: string }> {
   const token = newSecret('pc_otp_');
   const analyticsSecret = newSecret('pc_otp_sec_');
@@ -183,13 +196,15 @@ export async function createOtpToken(
     accountId,
     secretHash: await sha256Hex(analyticsSecret),
     allowedIps,
+    turnstile,
     createdAt: nowIso(),
     lastUsedAt: null,
     revokedAt: null,
   };
   await db
     .prepare(
-      'INSERT INTO otp_tokens (id, account_id, token_hash, secret_hash, allowed_ips, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      `INSERT INTO otp_tokens (id, account_id, token_hash, secret_hash, allowed_ips, turnstile_site_key,
+         turnstile_secret, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       otpToken.id,
@@ -197,10 +212,40 @@ export async function createOtpToken(
       await sha256Hex(token),
       otpToken.secretHash,
       JSON.stringify(allowedIps),
+      turnstile?.siteKey ?? null,
+      turnstile?.sealedSecret ?? null,
       otpToken.createdAt,
     )
     .run();
   return { otpToken, token, analyticsSecret };
+}
+
+/**
+ * Changes a live token: a field left out keeps its value, `turnstile: null` takes the bot check off. The token as
+ * it is now, or null when there is no such live token.
+ */
+export async function changeOtpToken(
+  db: D1Database,
+  id: string,
+  change: { allowedIps?: string[]; turnstile?: TurnstileSetting | null },
+): Promise<OtpToken | null> {
+  const setsTurnstile = change.turnstile !== undefined;
+  const row = await db
+    .prepare(
+      `UPDATE otp_tokens SET allowed_ips = COALESCE(?2, allowed_ips),
+         turnstile_site_key = CASE WHEN ?3 THEN ?4 ELSE turnstile_site_key END,
+         turnstile_secret = CASE WHEN ?3 THEN ?5 ELSE turnstile_secret END
+       WHERE id = ?1 AND revoked_at IS NULL RETURNING ${OTP_TOKEN_COLUMNS}`,
+    )
+    .bind(
+      id,
+      change.allowedIps ? JSON.stringify(change.allowedIps) : null,
+      setsTurnstile ? 1 : 0,
+      change.turnstile?.siteKey ?? null,
+      change.turnstile?.sealedSecret ?? null,
+    )
+    .first<OtpTokenRow>();
+  return row ? toOtpToken(row) : null;
 }
 
 export async function findOtpTokenByHash(db: D1Database, tokenHash: string): Promise<OtpToken | null> {

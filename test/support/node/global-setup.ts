@@ -6,6 +6,7 @@ import { startFlakyRelay } from './flaky-relay';
 import { startMaildev } from './maildev';
 import { startLenientServer, startSilentServer, startSmtpSink } from './smtp-sink';
 import { testCertificate } from './test-ca';
+import { startTurnstileStub } from './turnstile-stub';
 import { startWebhookReceiver } from './webhook-receiver';
 
 declare module 'vitest' {
@@ -29,6 +30,7 @@ declare module 'vitest' {
     fileServerUrl: string;
     dkimVerifierUrl: string;
     dnsStubUrl: string;
+    turnstileStubUrl: string;
     flakySmtpPort: number;
     flakyControlUrl: string;
     flakyInboxUrl: string;
@@ -75,6 +77,8 @@ export default async function setup(project: TestProject) {
   project.provide('dkimVerifierUrl', dkim.url);
   const dns = await startDnsStub();
   project.provide('dnsStubUrl', dns.url);
+  const turnstile = await startTurnstileStub();
+  project.provide('turnstileStubUrl', turnstile.url);
   const flaky = await startFlakyRelay();
   project.provide('flakySmtpPort', flaky.port);
   project.provide('flakyControlUrl', flaky.controlUrl);
@@ -95,5 +99,6 @@ export default async function setup(project: TestProject) {
     await files.close();
     await dkim.close();
     await dns.close();
+    await turnstile.close();
   };
 }

@@ -61,8 +61,12 @@ export class ApiError extends Error {
   }
 }
 
-/** The error envelope; `requestId` is the answer's `X-Request-Id`, so that one line of it can be quoted. */
+/**
+ * The error envelope; `requestId` is the answer's `X-Request-Id`, so that one line of it can be quoted. An answer
+ * with `Retry-After` repeats its seconds as `retryAfterSeconds`, for a script that cannot read the header.
+ */
 export function errorBody(err: ApiError, requestId: string) {
+  const retryAfter = err.extra.headers?.['Retry-After'];
   return {
     success: false as const,
     error: {
@@ -70,6 +74,7 @@ export function errorBody(err: ApiError, requestId: string) {
       message: err.message,
       ...(err.extra.details ? { details: err.extra.details } : {}),
       ...(err.extra.resetAt ? { resetAt: err.extra.resetAt } : {}),
+      ...(retryAfter ? { retryAfterSeconds: Number(retryAfter) } : {}),
       requestId,
     },
   };

@@ -32,6 +32,8 @@ export const otpCors = cors({
   origin: '*',
   allowHeaders: ['Authorization', 'Content-Type', 'X-Otp-Secret'],
   allowMethods: ['GET', 'POST', 'OPTIONS'],
+  // A page's script reads these (a resend countdown from Retry-After; the request id to quote).
+  exposeHeaders: ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id'],
   maxAge: 600,
 });
 

@@ -157,8 +157,8 @@ export const pageOf = <K extends string, T extends z.ZodType>(key: K, item: T) =
   );
 
 /**
- * Error envelope (decisions.md): the code, a message naming the field, optional details and resetAt, and the
- * request's id (docs/decisions.md).
+ * Error envelope (decisions.md): the code, a message naming the field, optional details, resetAt and
+ * retryAfterSeconds, and the request's id (docs/decisions.md).
  */
 export const errorEnvelope = <const Codes extends readonly [string, ...string[]]>(codes: Codes) =>
   z.object({
@@ -168,6 +168,11 @@ export const errorEnvelope = <const Codes extends readonly [string, ...string[]]
       message: z.string(),
       details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
       resetAt: z.string().optional(),
+      retryAfterSeconds: z
+        .number()
+        .int()
+        .optional()
+        .openapi({ description: 'With 429: the Retry-After header in seconds, for scripts that cannot read headers' }),
       requestId: z
         .string()
         .openapi({ description: 'The X-Request-Id of this answer: quote it when asking about the request' }),

@@ -50,10 +50,11 @@ function expectSecondsHeader(res: ApiResponse, name: string, min: number, max: n
   expect(seconds, `${name}=${value}`).toBeLessThanOrEqual(max);
 }
 
-/** A 429 RATE_LIMITED with Retry-After (1-60 s) and the RateLimit-* headers of the full bucket. */
+/** A 429 RATE_LIMITED with Retry-After (1-60 s, repeated in the body) and the RateLimit-* headers of the full bucket. */
 function expectRateLimited(res: ApiResponse, limit: number) {
   expectError(res, 429, 'RATE_LIMITED');
   expectSecondsHeader(res, 'Retry-After', 1, 60);
+  expect(res.json.error.retryAfterSeconds).toBe(Number(res.headers.get('Retry-After')));
   expect(res.headers.get('RateLimit-Limit')).toBe(String(limit));
   expect(res.headers.get('RateLimit-Remaining')).toBe('0');
   expectSecondsHeader(res, 'RateLimit-Reset', 0, 60);

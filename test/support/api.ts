@@ -13,6 +13,7 @@ export type ErrorInfo = {
   message: string;
   details?: { path: string; message: string }[];
   resetAt?: string;
+  retryAfterSeconds?: number;
 };
 
 /**

@@ -82,11 +82,13 @@ export async function restrictedToken(accountId: string) {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A 429's wait: the Retry-After header, repeated in the body for scripts that cannot read headers. */
 export function expectRetryAfter(res: ApiResponse, max: number) {
   const value = res.headers.get('Retry-After');
   expect(value, 'Retry-After').toMatch(/^\d+$/);
   expect(Number(value)).toBeGreaterThanOrEqual(1);
   expect(Number(value)).toBeLessThanOrEqual(max);
+  expect(res.json.error.retryAfterSeconds).toBe(Number(value));
 }
 
 /** A CORS preflight as a browser on `origin` sends it before calling `path`. */
@@ -269,5 +271,23 @@ export function itAllowsAnyOrigin(path: string) {
       expect(allowed).toEqual(expect.arrayContaining(['authorization', 'content-type', 'x-otp-secret']));
       expect(res.headers.get('Access-Control-Allow-Credentials')).toBeNull();
     }
+  });
+
+  it(`${path} lets a page's script read Retry-After, the RateLimit headers and X-Request-Id`, async () => {
+    const method = path.endsWith('verifications') ? 'GET' : 'POST';
+    const res = await call(method, path, { headers: { Origin: 'https://shop.example' } });
+    expect(res.headers.get('Access-Control-Allow-Origin')).toBe('*');
+    const exposed = (res.headers.get('Access-Control-Expose-Headers') ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase());
+    expect(exposed).toEqual(
+      expect.arrayContaining([
+        'retry-after',
+        'ratelimit-limit',
+        'ratelimit-remaining',
+        'ratelimit-reset',
+        'x-request-id',
+      ]),
+    );
   });
 }

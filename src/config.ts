@@ -26,6 +26,7 @@ export type Config = {
     readPerCredential: number;
     otpSendPerCredential: number;
     otpSendPerRecipient: number;
+    otpSendPerRecipientDay: number;
     otpFailsPerRecipient: number;
     signInPerIp: number;
     signInPerAddress: number;
@@ -172,6 +173,7 @@ const schema = z
     RATE_READ_PER_CREDENTIAL: withDefault(wholeNumber(0), 600),
     RATE_OTP_SEND_PER_CREDENTIAL: withDefault(wholeNumber(0), 60),
     RATE_OTP_SEND_PER_RECIPIENT: withDefault(wholeNumber(0), 5),
+    RATE_OTP_SEND_PER_RECIPIENT_DAY: withDefault(wholeNumber(0), 20),
     RATE_OTP_FAILS_PER_RECIPIENT: withDefault(wholeNumber(0), 20),
     RATE_SIGNIN_PER_IP: withDefault(wholeNumber(0), 30),
     RATE_SIGNIN_PER_ADDRESS: withDefault(wholeNumber(0), 5),
@@ -232,6 +234,7 @@ const schema = z
         readPerCredential: vars.RATE_READ_PER_CREDENTIAL,
         otpSendPerCredential: vars.RATE_OTP_SEND_PER_CREDENTIAL,
         otpSendPerRecipient: vars.RATE_OTP_SEND_PER_RECIPIENT,
+        otpSendPerRecipientDay: vars.RATE_OTP_SEND_PER_RECIPIENT_DAY,
         otpFailsPerRecipient: vars.RATE_OTP_FAILS_PER_RECIPIENT,
         signInPerIp: vars.RATE_SIGNIN_PER_IP,
         signInPerAddress: vars.RATE_SIGNIN_PER_ADDRESS,

@@ -19,8 +19,8 @@ export type WindowRule = { limit: number; windowSeconds: number };
  * longer than this, by which time every hit in such a window has expired anyway. */
 const MEMORY_ONLY_WINDOW_SECONDS = 60;
 const isPersisted = (windowSeconds: number) => windowSeconds > MEMORY_ONLY_WINDOW_SECONDS;
-/** The longest window persisted (the OTP failure cap); `prune` forgets anything older. */
-const MAX_PERSISTED_WINDOW_MS = 3600_000;
+/** The longest window an owner persists unless it says otherwise; `prune` forgets anything older. */
+const DEFAULT_MAX_WINDOW_SECONDS = 3600;
 
 /**
  * The table of persisted hits, for an owner that creates it together with its own tables. Without an
@@ -43,11 +43,19 @@ export class HitLogs {
   private readonly logs = new Map<string, number[]>();
   /** Logs with windows long enough to be written to SQLite (`prune` reloads only these). */
   private readonly persistedLogs = new Set<string>();
-  /** `tableReady`: the owner created `log_hits` with its own schema (HIT_LOG_TABLE), so nothing is checked. */
+  private readonly maxWindowMs: number;
+
+  /**
+   * `tableReady`: the owner created `log_hits` with its own schema (HIT_LOG_TABLE), so nothing is checked.
+   * `maxWindowSeconds`: the owner's longest window; hits older than it are pruned.
+   */
   constructor(
     private readonly sql: SqlExec,
     private tableReady = false,
-  ) {}
+    maxWindowSeconds = DEFAULT_MAX_WINDOW_SECONDS,
+  ) {
+    this.maxWindowMs = maxWindowSeconds * 1000;
+  }
 
   /** Whether anything was ever persisted here (else the table is created on the first persisted hit). */
   hasTable(create = false): boolean {
@@ -99,7 +107,7 @@ export class HitLogs {
       if (isPersisted(rule.windowSeconds)) {
         this.hasTable(true);
         for (let i = 0; i < count; i++) this.sql.exec('INSERT INTO log_hits (log, at) VALUES (?, ?)', log, now);
-        pruneAt = now + MAX_PERSISTED_WINDOW_MS + 1000;
+        pruneAt = now + this.maxWindowMs + 1000;
       }
     }
     return { decision: decide(hits, rule, now, allowed), pruneAt };
@@ -114,10 +122,10 @@ export class HitLogs {
   /** Forgets persisted hits older than any window. Returns when to prune again (null: nothing left). */
   prune(now = Date.now()): number | null {
     if (!this.hasTable()) return null;
-    this.sql.exec('DELETE FROM log_hits WHERE at <= ?', now - MAX_PERSISTED_WINDOW_MS);
+    this.sql.exec('DELETE FROM log_hits WHERE at <= ?', now - this.maxWindowMs);
     for (const log of this.persistedLogs) this.logs.delete(log); // reloaded from SQLite on next use
     const oldest = this.sql.exec<{ at: number | null }>('SELECT MIN(at) AS at FROM log_hits').one().at;
-    return oldest === null ? null : oldest + MAX_PERSISTED_WINDOW_MS + 1000;
+    return oldest === null ? null : oldest + this.maxWindowMs + 1000;
   }
 }
 

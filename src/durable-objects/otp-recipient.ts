@@ -20,9 +20,15 @@ import {
 } from './recipient-sessions';
 import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
 
-/** The recipient's two limits (decisions.md): codes sent, and wrong codes entered. */
+/** The recipient's limits (decisions.md): codes sent (in 10 minutes and in a day), and wrong codes entered. */
 const SENDS = 'sends';
+const SENDS_DAY = 'sends-day';
 const FAILURES = 'failures';
+/** The longest window kept here: the day's sends. */
+const DAY_SECONDS = 86_400;
+
+/** The send limits of a recipient: the short window's, and the day's. */
+export type SendLimits = { window: WindowRule; day: WindowRule };
 
 function sameHash(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
@@ -50,15 +56,34 @@ export class OtpRecipient extends DurableObject {
     const sql = recipientSql(ctx.storage.sql);
     this.sql = sql;
     this.sessions = new RecipientSessions(sql);
-    this.logs = new HitLogs(sql, true);
+    this.logs = new HitLogs(sql, true, DAY_SECONDS);
     this.outbox = new SessionOutbox(sql);
     this.alarmClock = new AlarmClock(ctx.storage);
   }
 
-  /** Counts a send against `sendLimit`; if it has room, stores the session. Returns the decision. */
-  async start(session: NewOtpSession, sendLimit: WindowRule): Promise<RateDecision> {
+  /**
+   * Counts a send in both windows if each has room; otherwise counts nothing and answers the refusal that lasts
+   * longest. Synchronous, so no other call comes between the check and the count.
+   */
+  private countSend(limits: SendLimits, now = Date.now()): { decision: RateDecision; pruneAt: number | null } {
+    const windows: [string, WindowRule][] = [
+      [SENDS, limits.window],
+      [SENDS_DAY, limits.day],
+    ];
+    const refused = windows.map(([log, rule]) => this.logs.peek(log, rule, now)).filter((d) => !d.allowed);
+    if (refused.length > 0) {
+      const longest = refused.reduce((a, b) => (b.resetSeconds > a.resetSeconds ? b : a));
+      return { decision: longest, pruneAt: null };
+    }
+    const [short, day] = windows.map(([log, rule]) => this.logs.hit(log, rule, now));
+    const pruneAt = Math.min(short!.pruneAt ?? Infinity, day!.pruneAt ?? Infinity);
+    return { decision: short!.decision, pruneAt: Number.isFinite(pruneAt) ? pruneAt : null };
+  }
+
+  /** Counts a send against `limits`; if they have room, stores the session. Returns the decision. */
+  async start(session: NewOtpSession, limits: SendLimits): Promise<RateDecision> {
     this.sql.ensureTables();
-    const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
+    const { decision, pruneAt } = this.countSend(limits);
     if (!decision.allowed) return decision;
     this.sessions.insert(session, Date.now());
     await this.alarmClock.noLaterThan(Math.min(pruneAt ?? Infinity, session.expiresAt + KEEP_AFTER_EXPIRY_MS));
@@ -91,18 +116,18 @@ export class OtpRecipient extends DurableObject {
   }
 
   /**
-   * A resend: counts a send against the recipient's `sendLimit` and, if it has room, adds the code. The
+   * A resend: counts a send against the recipient's `limits` and, if they have room, adds the code. The
    * attempts and the lock are the session's and are not touched. Null when the session cannot be resent.
    */
   async resend(
     sessionId: string,
     accountId: string,
     hashes: { code: string; link?: string },
-    sendLimit: WindowRule,
+    limits: SendLimits,
   ): Promise<RateDecision | null> {
     const row = this.pending(sessionId, accountId);
     if (!row) return null;
-    const { decision, pruneAt } = this.logs.hit(SENDS, sendLimit);
+    const { decision, pruneAt } = this.countSend(limits);
     if (!decision.allowed) return decision;
     this.sessions.addCode(row, hashes.code, hashes.link);
     if (pruneAt !== null) await this.alarmClock.noLaterThan(pruneAt);
@@ -189,7 +214,7 @@ export class OtpRecipient extends DurableObject {
   }
 
   /**
-   * The engine has written this fact to D1: nothing left for the alarm. With no other fact owed, the alarm
+   * The engine has written this fact to the account's object: nothing left for the alarm. With no other fact owed, the alarm
    * goes back to the clean-ups' time: a wake a minute later that would find nothing to do costs more worker
    * CPU than moving the alarm back here.
    */
@@ -199,7 +224,7 @@ export class OtpRecipient extends DurableObject {
   }
 
   /**
-   * Writes facts a crash left behind to D1, deletes sessions past their keep time and expired limit hits;
+   * Writes facts a crash left behind to the account's object, deletes sessions past their keep time and expired limit hits;
    * comes back while anything is left.
    */
   async alarm(): Promise<void> {

@@ -19,6 +19,7 @@ export const BUCKETS = {
   read: { limit: 'readPerCredential', windowSeconds: 60 },
   'otp-send-credential': { limit: 'otpSendPerCredential', windowSeconds: 60 },
   'otp-send-recipient': { limit: 'otpSendPerRecipient', windowSeconds: 600 },
+  'otp-send-recipient-day': { limit: 'otpSendPerRecipientDay', windowSeconds: 86_400 },
   'otp-fails-recipient': { limit: 'otpFailsPerRecipient', windowSeconds: 3600 },
   // The dashboard's sign-in: every address submitted and every code tried (per IP), every code asked (per address).
   'signin-ip': { limit: 'signInPerIp', windowSeconds: 600 },
@@ -27,7 +28,10 @@ export const BUCKETS = {
 
 export type BucketName = keyof typeof BUCKETS;
 /** Buckets with their own RateCounter objects (the others are counted with the OTP sessions). */
-export type CounterBucket = Exclude<BucketName, 'otp-send-recipient' | 'otp-fails-recipient'>;
+export type CounterBucket = Exclude<
+  BucketName,
+  'otp-send-recipient' | 'otp-send-recipient-day' | 'otp-fails-recipient'
+>;
 
 /** The bucket's limit as configured, and its window. */
 export function bucketRule(env: Bindings, bucket: BucketName): WindowRule {

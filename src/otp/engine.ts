@@ -76,6 +76,12 @@ async function sendLook(env: Bindings, caller: OtpCaller, templateId: string | u
   return { branding, template };
 }
 
+/** A recipient's send limits: in 10 minutes and in a day (RATE_OTP_SEND_PER_RECIPIENT, …_DAY). */
+const recipientSendLimits = (env: Bindings) => ({
+  window: bucketRule(env, 'otp-send-recipient'),
+  day: bucketRule(env, 'otp-send-recipient-day'),
+});
+
 /** Creates a session and mails its code within the request (OTP mail is URGENT: freeze never holds it). */
 export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSendRequest): Promise<OtpSendResult> {
   const routes = requireRoutes(env);
@@ -116,7 +122,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
         mail,
         linkHash: link?.hash,
       },
-      bucketRule(env, 'otp-send-recipient'),
+      recipientSendLimits(env),
     )
     .catch((error: unknown) => {
       dropFirstRoute(connecting);
@@ -159,7 +165,7 @@ export async function resendOtpCode(
   const connecting = startFirstRoute(routes);
   const hashes = { code: await hashCode(otpPepper(env), request.sessionId, code), link: link?.hash };
   const decision = await object
-    .resend(request.sessionId, caller.accountId, hashes, bucketRule(env, 'otp-send-recipient'))
+    .resend(request.sessionId, caller.accountId, hashes, recipientSendLimits(env))
     .catch((error: unknown) => {
       dropFirstRoute(connecting);
       throw error;

@@ -14,8 +14,10 @@ import type { OtpSent } from '../support/responses';
 const SEND = '/api/v1/instant-otp/send';
 const VERIFY = '/api/v1/instant-otp/verify';
 
-const SEND_LIMIT = { limit: 3, windowSeconds: 600 };
+const SEND_LIMIT = { window: { limit: 3, windowSeconds: 600 }, day: { limit: 100, windowSeconds: 86_400 } };
 const FAILURE_LIMIT = { limit: 2, windowSeconds: 3600 };
+/** The longest window a recipient keeps hits for: its day's sends. */
+const DAY_MS = 86_400_000;
 
 function recipient() {
   const id = env.OTP_RECIPIENT.idFromName(`acc_test:${crypto.randomUUID()}@example.com`);
@@ -129,6 +131,21 @@ describe('OtpRecipient.start', () => {
     await evictDurableObject(stub);
     expect((await stub.start(newSession(id), SEND_LIMIT)).allowed).toBe(false);
   });
+
+  it("the day's cap refuses when reached though the 10 minutes have room; a refused send is counted in neither", async () => {
+    const { id, stub } = recipient();
+    const limits = { window: { limit: 3, windowSeconds: 600 }, day: { limit: 2, windowSeconds: 86_400 } };
+    for (let i = 0; i < 2; i++) expect((await stub.start(newSession(id), limits)).allowed).toBe(true);
+    const refused = await stub.start(newSession(id), limits);
+    expect(refused).toMatchObject({ allowed: false, limit: 2, remaining: 0 });
+    expect(refused.resetSeconds).toBeGreaterThan(86_000);
+    // The day's hits outlive an eviction (persisted), and the refusal took nothing from the 10 minutes' room.
+    await evictDurableObject(stub);
+    const roomier = { ...limits, day: { limit: 3, windowSeconds: 86_400 } };
+    expect((await stub.start(newSession(id), roomier)).allowed).toBe(true);
+    expect((await stub.start(newSession(id), roomier)).allowed).toBe(false);
+    expect(await storedSessions(stub)).toHaveLength(3);
+  });
 });
 
 describe('OtpRecipient.verify', () => {
@@ -207,10 +224,11 @@ describe('OtpRecipient alarm', () => {
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await storedSessions(stub)).map((s) => s.id)).toEqual([live.sessionId]);
     const next = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
-    // The earliest clean-up still due: the first send hit leaves its log an hour (+1 s) after it was counted.
+    // The earliest clean-up still due: the first send's hits leave their logs a day (+1 s) after they were counted
+    // (the longest window kept here, the day's sends).
     expect(next).not.toBeNull();
-    expect(next!).toBeGreaterThanOrEqual(firstSend + 3600_000);
-    expect(next!).toBeLessThanOrEqual(Date.now() + 3600_000 + 1000);
+    expect(next!).toBeGreaterThanOrEqual(firstSend + DAY_MS);
+    expect(next!).toBeLessThanOrEqual(Date.now() + DAY_MS + 1000);
     // The send count was not reset by the alarm.
     await stub.start(newSession(id), SEND_LIMIT);
     expect((await stub.start(newSession(id), SEND_LIMIT)).allowed).toBe(false);
@@ -252,7 +270,7 @@ describe('OtpRecipient alarm', () => {
     const alarm = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
     expect(alarm).not.toBeNull();
     expect(alarm!).toBeGreaterThan(before);
-    expect(alarm!).toBeLessThanOrEqual(Date.now() + 3600_000 + 1000);
+    expect(alarm!).toBeLessThanOrEqual(Date.now() + DAY_MS + 1000);
   });
   it('after the alarm has run with nothing left, the next send sets a new one (the remembered time is not stale)', async () => {
     const { id, stub } = recipient();
@@ -263,7 +281,7 @@ describe('OtpRecipient alarm', () => {
         "UPDATE otp_sessions SET expires_at = ?, state = 'locked'",
         Date.now() - KEEP_AFTER_EXPIRY_MS - 1000,
       );
-      state.storage.sql.exec('UPDATE log_hits SET at = ?', Date.now() - 3600_000 - 1000);
+      state.storage.sql.exec('UPDATE log_hits SET at = ?', Date.now() - DAY_MS - 1000);
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).toBeNull();

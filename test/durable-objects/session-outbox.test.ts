@@ -10,7 +10,10 @@ import { call, codeFromInbox, eventually, newAccount, uniqueAddress } from '../s
 import type { OtpSent } from '../support/responses';
 import { newWebhook, receivedAt, waitForEvents } from '../support/webhooks';
 
-const LIMITS = { send: { limit: 5, windowSeconds: 600 }, failures: { limit: 50, windowSeconds: 3600 } };
+const LIMITS = {
+  send: { window: { limit: 5, windowSeconds: 600 }, day: { limit: 50, windowSeconds: 86_400 } },
+  failures: { limit: 50, windowSeconds: 3600 },
+};
 
 /** A session stored straight in a fresh recipient object of this account (no Worker in between). */
 async function sessionOf(accountId: string) {

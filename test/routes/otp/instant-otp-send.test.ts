@@ -281,6 +281,31 @@ describe('POST /api/v1/instant-otp/send', () => {
       expect((await send(other.publicToken, { email })).status).toBe(200);
     });
 
+    it('per recipient per day: RATE_OTP_SEND_PER_RECIPIENT_DAY=3 → the 4th code in a day, resends too → 429 for hours', async () => {
+      const { publicToken, serverKey } = await newAccount();
+      const vars = { RATE_OTP_SEND_PER_RECIPIENT_DAY: '3' };
+      const email = uniqueAddress('per-day');
+      const first = await fetchWith<OtpSent>(vars, 'POST', INSTANT.send, { token: publicToken, body: { email } });
+      expect(first.status).toBe(200);
+      const resend = { token: publicToken, body: { sessionId: first.json.data.sessionId, email } };
+      expect((await fetchWith(vars, 'POST', '/api/v1/instant-otp/resend', resend)).status).toBe(200);
+      expect((await fetchWith(vars, 'POST', INSTANT.send, { token: serverKey, body: { email } })).status).toBe(200);
+      for (const [path, options] of [
+        [INSTANT.send, { token: serverKey, body: { email } }],
+        ['/api/v1/instant-otp/resend', resend],
+      ] as const) {
+        const limited = await fetchWith(vars, 'POST', path, options);
+        expectError(limited, 429, 'OTP_RATE_LIMITED');
+        expectRetryAfter(limited, 86_400);
+        expect(Number(limited.headers.get('Retry-After'))).toBeGreaterThan(600);
+      }
+      expect(await waitForInbox(email, 3)).toHaveLength(3);
+      const other = uniqueAddress('per-day');
+      expect((await fetchWith(vars, 'POST', INSTANT.send, { token: publicToken, body: { email: other } })).status).toBe(
+        200,
+      );
+    });
+
     it('quoted and case spellings of one mailbox share its budget; a code verifies under any spelling', async () => {
       const { publicToken } = await newAccount();
       const local = `spelled.${crypto.randomUUID().slice(0, 8)}`;

@@ -47,6 +47,9 @@ const workersProject = (name: string, include: string[]) => ({
           PUBLIC_BASE_URL: 'http://postcode.test',
           // Retries without waiting, so retry-to-dead-letter runs end to end in seconds.
           MAIL_RETRY_BASE_SECONDS: '0',
+          // No doubling wait between OTP sends to one address, so tests of resends and of the other limits can
+          // send several codes at once; the wait's own tests set it (test/routes/otp, test/durable-objects).
+          RATE_OTP_BACKOFF_SECONDS: '0',
           TEST_MIGRATIONS: await readD1Migrations('./migrations'),
         },
       },

@@ -27,6 +27,8 @@ export type Config = {
     otpSendPerCredential: number;
     otpSendPerRecipient: number;
     otpSendPerRecipientDay: number;
+    /** RATE_OTP_BACKOFF_SECONDS: the first doubling wait after a recipient's second unverified code (0: none). */
+    otpBackoffSeconds: number;
     otpFailsPerRecipient: number;
     signInPerIp: number;
     signInPerAddress: number;
@@ -174,6 +176,7 @@ const schema = z
     RATE_OTP_SEND_PER_CREDENTIAL: withDefault(wholeNumber(0), 60),
     RATE_OTP_SEND_PER_RECIPIENT: withDefault(wholeNumber(0), 5),
     RATE_OTP_SEND_PER_RECIPIENT_DAY: withDefault(wholeNumber(0), 20),
+    RATE_OTP_BACKOFF_SECONDS: withDefault(wholeNumber(0, 86_400), 30),
     RATE_OTP_FAILS_PER_RECIPIENT: withDefault(wholeNumber(0), 20),
     RATE_SIGNIN_PER_IP: withDefault(wholeNumber(0), 30),
     RATE_SIGNIN_PER_ADDRESS: withDefault(wholeNumber(0), 5),
@@ -235,6 +238,7 @@ const schema = z
         otpSendPerCredential: vars.RATE_OTP_SEND_PER_CREDENTIAL,
         otpSendPerRecipient: vars.RATE_OTP_SEND_PER_RECIPIENT,
         otpSendPerRecipientDay: vars.RATE_OTP_SEND_PER_RECIPIENT_DAY,
+        otpBackoffSeconds: vars.RATE_OTP_BACKOFF_SECONDS,
         otpFailsPerRecipient: vars.RATE_OTP_FAILS_PER_RECIPIENT,
         signInPerIp: vars.RATE_SIGNIN_PER_IP,
         signInPerAddress: vars.RATE_SIGNIN_PER_ADDRESS,

@@ -119,6 +119,17 @@ export class HitLogs {
     return decide(hits, rule, now, hits.length < rule.limit);
   }
 
+  /** The hits of `log` within `windowSeconds`, oldest first, without counting. */
+  recent(log: string, windowSeconds: number, now = Date.now()): readonly number[] {
+    return this.hitsOf(log, windowSeconds, now);
+  }
+
+  /** Forgets every hit of `log`. */
+  clear(log: string): void {
+    this.logs.set(log, []);
+    if (this.hasTable()) this.sql.exec('DELETE FROM log_hits WHERE log = ?', log);
+  }
+
   /** Forgets persisted hits older than any window. Returns when to prune again (null: nothing left). */
   prune(now = Date.now()): number | null {
     if (!this.hasTable()) return null;

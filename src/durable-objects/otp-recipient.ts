@@ -10,6 +10,7 @@ import type {
   VerifyOutcome,
 } from '../otp/session';
 import { AlarmClock, HitLogs, type RateDecision, type WindowRule } from './hit-logs';
+import { DAY_SECONDS, RecipientSends, type SendLimits } from './recipient-sends';
 import {
   KEEP_AFTER_EXPIRY_MS,
   mailOf,
@@ -20,15 +21,8 @@ import {
 } from './recipient-sessions';
 import { FLUSH_AFTER_MS, type SessionFact, SessionOutbox } from './session-outbox';
 
-/** The recipient's limits (decisions.md): codes sent (in 10 minutes and in a day), and wrong codes entered. */
-const SENDS = 'sends';
-const SENDS_DAY = 'sends-day';
+/** The recipient's limit of wrong codes entered (decisions.md); its send limits are in RecipientSends. */
 const FAILURES = 'failures';
-/** The longest window kept here: the day's sends. */
-const DAY_SECONDS = 86_400;
-
-/** The send limits of a recipient: the short window's, and the day's. */
-export type SendLimits = { window: WindowRule; day: WindowRule };
 
 function sameHash(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
@@ -47,6 +41,7 @@ function sameHash(a: string, b: string): boolean {
 export class OtpRecipient extends DurableObject {
   private readonly sessions: RecipientSessions;
   private readonly logs: HitLogs;
+  private readonly sends: RecipientSends;
   private readonly outbox: SessionOutbox;
   private readonly alarmClock: AlarmClock;
   private readonly sql: RecipientSql;
@@ -57,33 +52,15 @@ export class OtpRecipient extends DurableObject {
     this.sql = sql;
     this.sessions = new RecipientSessions(sql);
     this.logs = new HitLogs(sql, true, DAY_SECONDS);
+    this.sends = new RecipientSends(this.logs);
     this.outbox = new SessionOutbox(sql);
     this.alarmClock = new AlarmClock(ctx.storage);
-  }
-
-  /**
-   * Counts a send in both windows if each has room; otherwise counts nothing and answers the refusal that lasts
-   * longest. Synchronous, so no other call comes between the check and the count.
-   */
-  private countSend(limits: SendLimits, now = Date.now()): { decision: RateDecision; pruneAt: number | null } {
-    const windows: [string, WindowRule][] = [
-      [SENDS, limits.window],
-      [SENDS_DAY, limits.day],
-    ];
-    const refused = windows.map(([log, rule]) => this.logs.peek(log, rule, now)).filter((d) => !d.allowed);
-    if (refused.length > 0) {
-      const longest = refused.reduce((a, b) => (b.resetSeconds > a.resetSeconds ? b : a));
-      return { decision: longest, pruneAt: null };
-    }
-    const [short, day] = windows.map(([log, rule]) => this.logs.hit(log, rule, now));
-    const pruneAt = Math.min(short!.pruneAt ?? Infinity, day!.pruneAt ?? Infinity);
-    return { decision: short!.decision, pruneAt: Number.isFinite(pruneAt) ? pruneAt : null };
   }
 
   /** Counts a send against `limits`; if they have room, stores the session. Returns the decision. */
   async start(session: NewOtpSession, limits: SendLimits): Promise<RateDecision> {
     this.sql.ensureTables();
-    const { decision, pruneAt } = this.countSend(limits);
+    const { decision, pruneAt } = this.sends.count(limits);
     if (!decision.allowed) return decision;
     this.sessions.insert(session, Date.now());
     await this.alarmClock.noLaterThan(Math.min(pruneAt ?? Infinity, session.expiresAt + KEEP_AFTER_EXPIRY_MS));
@@ -127,7 +104,7 @@ export class OtpRecipient extends DurableObject {
   ): Promise<RateDecision | null> {
     const row = this.pending(sessionId, accountId);
     if (!row) return null;
-    const { decision, pruneAt } = this.countSend(limits);
+    const { decision, pruneAt } = this.sends.count(limits);
     if (!decision.allowed) return decision;
     this.sessions.addCode(row, hashes.code, hashes.link);
     if (pruneAt !== null) await this.alarmClock.noLaterThan(pruneAt);
@@ -161,6 +138,7 @@ export class OtpRecipient extends DurableObject {
     const sameAddress = attempt.linkHash !== undefined || canonicalAddress(attempt.email) === row.email;
     if (matches && sameAddress) {
       this.sessions.markVerified(row.id, now);
+      this.sends.verified();
       const entry = {
         accountId: row.account_id,
         channel: row.channel,

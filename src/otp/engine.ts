@@ -2,6 +2,7 @@
 // Routes map auth, request and response shapes; generation, storage, sending and checking live here.
 import { waitUntil } from 'cloudflare:workers';
 import { config, defaultSender, type Mailbox, otpPepper, requireRoutes } from '../config';
+import type { SendLimits } from '../durable-objects/recipient-sends';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { newSessionId, nowIso, sessionObjectIdOf } from '../ids';
@@ -76,10 +77,11 @@ async function sendLook(env: Bindings, caller: OtpCaller, templateId: string | u
   return { branding, template };
 }
 
-/** A recipient's send limits: in 10 minutes and in a day (RATE_OTP_SEND_PER_RECIPIENT, …_DAY). */
-const recipientSendLimits = (env: Bindings) => ({
+/** A recipient's send limits: in 10 minutes, in a day, and the doubling wait (RATE_OTP_SEND_PER_RECIPIENT, …). */
+const recipientSendLimits = (env: Bindings): SendLimits => ({
   window: bucketRule(env, 'otp-send-recipient'),
   day: bucketRule(env, 'otp-send-recipient-day'),
+  backoffSeconds: config(env).limits.otpBackoffSeconds,
 });
 
 /** Creates a session and mails its code within the request (OTP mail is URGENT: freeze never holds it). */

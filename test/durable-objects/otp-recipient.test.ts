@@ -14,7 +14,12 @@ import type { OtpSent } from '../support/responses';
 const SEND = '/api/v1/instant-otp/send';
 const VERIFY = '/api/v1/instant-otp/verify';
 
-const SEND_LIMIT = { window: { limit: 3, windowSeconds: 600 }, day: { limit: 100, windowSeconds: 86_400 } };
+/** The windows alone (no doubling wait: its own tests set one). */
+const SEND_LIMIT = {
+  window: { limit: 3, windowSeconds: 600 },
+  day: { limit: 100, windowSeconds: 86_400 },
+  backoffSeconds: 0,
+};
 const FAILURE_LIMIT = { limit: 2, windowSeconds: 3600 };
 /** The longest window a recipient keeps hits for: its day's sends. */
 const DAY_MS = 86_400_000;
@@ -134,7 +139,7 @@ describe('OtpRecipient.start', () => {
 
   it("the day's cap refuses when reached though the 10 minutes have room; a refused send is counted in neither", async () => {
     const { id, stub } = recipient();
-    const limits = { window: { limit: 3, windowSeconds: 600 }, day: { limit: 2, windowSeconds: 86_400 } };
+    const limits = { ...SEND_LIMIT, day: { limit: 2, windowSeconds: 86_400 } };
     for (let i = 0; i < 2; i++) expect((await stub.start(newSession(id), limits)).allowed).toBe(true);
     const refused = await stub.start(newSession(id), limits);
     expect(refused).toMatchObject({ allowed: false, limit: 2, remaining: 0 });
@@ -145,6 +150,70 @@ describe('OtpRecipient.start', () => {
     expect((await stub.start(newSession(id), roomier)).allowed).toBe(true);
     expect((await stub.start(newSession(id), roomier)).allowed).toBe(false);
     expect(await storedSessions(stub)).toHaveLength(3);
+  });
+});
+
+describe('OtpRecipient: the doubling wait', () => {
+  const WAIT = { ...SEND_LIMIT, window: { limit: 10, windowSeconds: 600 }, backoffSeconds: 30 };
+
+  /** Moves every send of the streak `seconds` into the past (and drops what the object holds in memory). */
+  async function age(stub: DurableObjectStub, seconds: number) {
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec("UPDATE log_hits SET at = at - ? WHERE log = 'unverified'", seconds * 1000);
+    });
+    await evictDurableObject(stub);
+  }
+
+  it('two sends go at once; then 30 s, 60 s, 120 s after the last; a refused send is not counted', async () => {
+    const { id, stub } = recipient();
+    for (let i = 0; i < 2; i++) expect((await stub.start(newSession(id), WAIT)).allowed).toBe(true);
+    for (const wait of [30, 60, 120]) {
+      const refused = await stub.start(newSession(id), WAIT);
+      expect(refused).toMatchObject({ allowed: false, limit: 10, remaining: 0 });
+      expect(refused.resetSeconds).toBeGreaterThan(wait - 3);
+      expect(refused.resetSeconds).toBeLessThanOrEqual(wait);
+      // A refusal again while waiting: still counted nowhere, so the wait after it is not doubled twice.
+      expect((await stub.start(newSession(id), WAIT)).allowed).toBe(false);
+      await age(stub, wait - 5);
+      expect((await stub.start(newSession(id), WAIT)).allowed).toBe(false);
+      await age(stub, 5);
+      expect((await stub.start(newSession(id), WAIT)).allowed).toBe(true);
+    }
+    expect(await storedSessions(stub)).toHaveLength(5);
+  });
+
+  it("a verified code starts the wait again; the day's cap still counts every send", async () => {
+    const { id, stub } = recipient();
+    const limits = { ...WAIT, day: { limit: 4, windowSeconds: 86_400 } };
+    const first = newSession(id);
+    expect((await stub.start(first, limits)).allowed).toBe(true);
+    expect((await stub.start(newSession(id), limits)).allowed).toBe(true);
+    expect((await stub.start(newSession(id), limits)).allowed).toBe(false);
+    expect(await stub.verify(attempt(first.sessionId, first.codeHash), FAILURE_LIMIT)).toMatchObject({
+      result: 'verified',
+    });
+    await evictDurableObject(stub); // the reset is stored, not only remembered
+    expect((await stub.start(newSession(id), limits)).allowed).toBe(true);
+    expect((await stub.start(newSession(id), limits)).allowed).toBe(true);
+    // A wait runs again now, but the day's cap (4 sends) frees up last, so the refusal names it.
+    const refused = await stub.start(newSession(id), limits);
+    expect(refused).toMatchObject({ allowed: false, limit: 4 });
+    expect(refused.resetSeconds).toBeGreaterThan(86_000);
+  });
+
+  it('the wait doubles to a day at most; a streak older than a day is forgotten', async () => {
+    const { id, stub } = recipient();
+    const long = { ...WAIT, backoffSeconds: 50_000 };
+    for (let i = 0; i < 2; i++) expect((await stub.start(newSession(id), long)).allowed).toBe(true);
+    await age(stub, 50_000);
+    expect((await stub.start(newSession(id), long)).allowed).toBe(true);
+    const refused = await stub.start(newSession(id), long);
+    expect(refused.resetSeconds).toBeGreaterThan(86_000);
+    expect(refused.resetSeconds).toBeLessThanOrEqual(86_400);
+    await age(stub, 86_400);
+    expect((await stub.start(newSession(id), long)).allowed).toBe(true);
+    expect((await stub.start(newSession(id), long)).allowed).toBe(true);
+    expect((await stub.start(newSession(id), long)).allowed).toBe(false);
   });
 });
 

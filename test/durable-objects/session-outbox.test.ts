@@ -11,7 +11,7 @@ import type { OtpSent } from '../support/responses';
 import { newWebhook, receivedAt, waitForEvents } from '../support/webhooks';
 
 const LIMITS = {
-  send: { window: { limit: 5, windowSeconds: 600 }, day: { limit: 50, windowSeconds: 86_400 } },
+  send: { window: { limit: 5, windowSeconds: 600 }, day: { limit: 50, windowSeconds: 86_400 }, backoffSeconds: 30 },
   failures: { limit: 50, windowSeconds: 3600 },
 };
 

@@ -306,6 +306,37 @@ describe('POST /api/v1/instant-otp/send', () => {
       );
     });
 
+    it('a loop to one address meets the doubling wait (30 s, whatever the credential or route); a verified code starts it again; another address goes through', async () => {
+      const { publicToken, serverKey } = await newAccount();
+      // The wait as configured by default (the workers project turns it off for the other tests).
+      const vars = { RATE_OTP_BACKOFF_SECONDS: '30' };
+      const post = <D = unknown>(token: string, path: string, body: unknown) =>
+        fetchWith<D>(vars, 'POST', path, { token, body });
+      const email = uniqueAddress('backoff');
+      expect((await post(publicToken, INSTANT.send, { email })).status).toBe(200);
+      const second = await post<OtpSent>(serverKey, INSTANT.send, { email });
+      expect(second.status).toBe(200);
+      const { sessionId } = second.json.data;
+      const code = await codeFromInbox(email, 6, 2);
+      for (const [token, path, body, errorCode] of [
+        [publicToken, INSTANT.send, { email }, 'OTP_RATE_LIMITED'],
+        [serverKey, INSTANT.send, { email }, 'OTP_RATE_LIMITED'],
+        [publicToken, LEGACY.send, { email }, 'OTP_RATE_LIMITED'],
+        [publicToken, '/api/v1/instant-otp/resend', { sessionId, email }, 'OTP_RATE_LIMITED'],
+        [serverKey, '/api/v1/backend-otp/send', { email }, 'RATE_LIMITED'],
+      ] as const) {
+        const waiting = await post(token, path, body);
+        expectError(waiting, 429, errorCode);
+        expectRetryAfter(waiting, 30);
+        expect(Number(waiting.headers.get('Retry-After')), path).toBeGreaterThan(20);
+      }
+      expect((await post(publicToken, INSTANT.send, { email: uniqueAddress('backoff') })).status).toBe(200);
+      const verified = await post<{ verified: boolean }>(publicToken, INSTANT.verify, { sessionId, email, code });
+      expect(verified.json.data).toEqual({ verified: true });
+      expect((await post(publicToken, INSTANT.send, { email })).status).toBe(200);
+      expect(await waitForInbox(email, 3)).toHaveLength(3);
+    });
+
     it('quoted and case spellings of one mailbox share its budget; a code verifies under any spelling', async () => {
       const { publicToken } = await newAccount();
       const local = `spelled.${crypto.randomUUID().slice(0, 8)}`;

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { ApiError } from '../errors';
-import { findApiKeyByHash, findOtpTokenByHash } from '../store/control/credentials';
+import { findApiKeyByHash } from '../store/control/credentials';
+import { findOtpTokenByHash } from '../store/control/otp-tokens';
 import type { Credential } from './credential';
 import { credentialByHash } from './credential-cache';
 import { sha256Hex } from './crypto';
@@ -36,6 +37,7 @@ async function lookUpCredential(db: D1Database, token: string, tokenHash: string
         allowedIps: otpToken.allowedIps,
         secretHash: otpToken.secretHash,
         turnstile: otpToken.turnstile,
+        policy: otpToken.policy,
       };
     }
   }

@@ -4,7 +4,7 @@ import { config, otpPepper } from '../config';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
 import { type SealPurpose, seal, unseal } from '../sealed';
-import type { TurnstileSetting } from '../store/control/credentials';
+import type { TurnstileSetting } from '../store/control/otp-tokens';
 import type { Credential } from './credential';
 
 const PURPOSE: SealPurpose = { info: 'postcode turnstile secret', name: 'Turnstile secret' };

@@ -16,6 +16,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
     'from: ada@example.com is not a sender of this account, and example.com is not a verified domain',
   OTP_PUBLIC_IP_NOT_ALLOWED: 'This public token does not accept requests from your IP address',
   CHALLENGE_FAILED: 'turnstileToken: the bot check failed (invalid-input-response); nothing was sent',
+  ADDRESS_NOT_ALLOWED: 'email: this site does not send codes to disposable-address domains',
   ROLE_REQUIRED: 'Your role (viewer) cannot do this',
   FORM_EXPIRED: 'This form has expired or did not come from this dashboard: reload the page and try again',
   NOT_FOUND: 'No such route',

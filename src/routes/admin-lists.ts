@@ -2,7 +2,8 @@ import { operator } from '../auth/guards';
 import * as schema from '../schemas/admin';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
 import { type Account, listAccounts } from '../store/control/accounts';
-import { type ApiKey, listApiKeys, listOtpTokens, type OtpToken } from '../store/control/credentials';
+import { type ApiKey, listApiKeys } from '../store/control/credentials';
+import { listOtpTokens, type OtpToken } from '../store/control/otp-tokens';
 import { listSenders, type Sender } from '../store/control/senders';
 import type { PageRequest } from '../store/paging';
 import { requireAccount } from './admin';
@@ -89,6 +90,7 @@ const listOtpTokensRoute = route({
             id: 'otk_b3ghkq4mz2ytw6xrc7n5',
             allowedIps: ['203.0.113.0/24'],
             turnstile: null,
+            policy: { domainSendsPerHour: null, blockDisposable: false, blockSubaddresses: false },
             createdAt: CREATED_AT,
             revokedAt: null,
           },

@@ -8,6 +8,7 @@ import type { GuardedEnv } from '../env';
 import type { ErrorCode } from '../errors';
 import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
 import { LANGUAGES } from '../otp/languages';
+import { applySendPolicy } from '../otp/send-policy';
 import { RETENTION_NOTE } from '../retention';
 import {
   DEFAULT_OTP_DIGITS,
@@ -38,7 +39,7 @@ export const otpCors = cors({
 });
 
 const caller = otpCaller('instant', 'OTP_RATE_LIMITED');
-const SEND_ERRORS = ['CHALLENGE_FAILED', 'TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'] as const;
+const SEND_ERRORS = ['CHALLENGE_FAILED', 'ADDRESS_NOT_ALLOWED', 'TEMPLATE_NOT_FOUND', 'SMTP_NOT_CONFIGURED'] as const;
 /** A public token's resend: the bot check as on its sends. */
 const PUBLIC_RESEND = {
   ...RESEND,
@@ -158,10 +159,23 @@ async function challenged<T extends { turnstileToken?: string }>(
   return request;
 }
 
+/**
+ * A new session's body once the bot check has passed and the token's send policy allows its address (resends
+ * are of an address already allowed: the recipient's limits count them).
+ */
+async function admitted<T extends { turnstileToken?: string; email: string }>(
+  c: Context<GuardedEnv<Credential>>,
+  body: T,
+): Promise<Omit<T, 'turnstileToken'>> {
+  const request = await challenged(c, body);
+  await applySendPolicy(c.env, c.var.credential, request.email, 'OTP_RATE_LIMITED');
+  return request;
+}
+
 export const instantOtpRoutes = router()
   // 7. Send
   .openapi(send, async (c) => {
-    const request = await challenged(c, c.req.valid('json'));
+    const request = await admitted(c, c.req.valid('json'));
     return ok(c, await sendOtp(c.env, caller(c.var.credential.accountId), request));
   })
   .openapi(resend, async (c) => {
@@ -200,7 +214,7 @@ export const instantOtpRoutes = router()
   })
   // 10. Send (no `email` in the response)
   .openapi(legacySend, async (c) => {
-    const request = await challenged(c, c.req.valid('json'));
+    const request = await admitted(c, c.req.valid('json'));
     const { sessionId, expiresAt, sent } = await sendOtp(c.env, caller(c.var.credential.accountId), request);
     return ok(c, { sessionId, expiresAt, sent });
   })

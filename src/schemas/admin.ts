@@ -87,15 +87,42 @@ const turnstileSetting = z.strictObject({ siteKey: turnstileKey(100), secret: tu
     "Require a Cloudflare Turnstile check on this token's sends: the widget's site key (given to browsers) and its secret (kept sealed, never shown again)",
 });
 
+/** A token's send policy (docs/otp.md): each field left out keeps its value (on create: off). */
+const sendPolicy = z
+  .strictObject({
+    domainSendsPerHour: z
+      .number()
+      .int('expected a whole number')
+      .min(1)
+      .max(1_000_000)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Codes per recipient domain per hour with this token; null: no cap' }),
+    blockDisposable: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Refuse addresses at disposable-address domains (403 ADDRESS_NOT_ALLOWED)' }),
+    blockSubaddresses: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Refuse sub-addresses such as ada+x@example.com (403 ADDRESS_NOT_ALLOWED)' }),
+  })
+  .openapi({ description: "Where this token's sends may go; opt-in" });
+
 export const createOtpTokenBody = z.strictObject({
   allowedIps: allowedIps.optional(),
   turnstile: turnstileSetting.optional(),
+  policy: sendPolicy.optional(),
 });
 
-/** PATCH /admin/v1/otp-tokens/{tokenId}: a field left out keeps its value; `turnstile: null` takes the check off. */
+/**
+ * PATCH /admin/v1/otp-tokens/{tokenId}: a field left out keeps its value (a policy's fields each on their own);
+ * `turnstile: null` takes the check off.
+ */
 export const changeOtpTokenBody = z.strictObject({
   allowedIps: allowedIps.optional(),
   turnstile: turnstileSetting.nullable().optional(),
+  policy: sendPolicy.optional(),
 });
 
 export const updateSettingsBody = z.strictObject({
@@ -168,6 +195,11 @@ const turnstileShown = z
   .object({ siteKey: z.string() })
   .nullable()
   .openapi({ description: "The Turnstile widget's site key when sends need the check; null: no bot check" });
+const policyShown = z.object({
+  domainSendsPerHour: z.number().nullable(),
+  blockDisposable: z.boolean(),
+  blockSubaddresses: z.boolean(),
+});
 export const otpTokenCreatedResponse = envelope(
   z.object({
     id: z.string(),
@@ -175,12 +207,14 @@ export const otpTokenCreatedResponse = envelope(
     analyticsSecret: z.string(),
     allowedIps: z.array(z.string()),
     turnstile: turnstileShown,
+    policy: policyShown,
   }),
 );
 const otpTokenView = z.object({
   id: z.string(),
   allowedIps: z.array(z.string()),
   turnstile: turnstileShown,
+  policy: policyShown,
   createdAt: z.string(),
   revokedAt: z.string().nullable(),
 });

@@ -4,7 +4,8 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { noteKeyUse, KEY_USE_PERIOD_MS as PERIOD } from '../../src/auth/key-use';
 import { createAccount } from '../../src/store/control/accounts';
-import { createApiKey, createOtpToken, touchCredential } from '../../src/store/control/credentials';
+import { createApiKey, touchCredential } from '../../src/store/control/credentials';
+import { createOtpToken, OPEN_POLICY } from '../../src/store/control/otp-tokens';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -15,7 +16,11 @@ async function newKey() {
 
 async function newToken() {
   const account = await createAccount(env.DB, 'token use', { region: null, jurisdiction: null });
-  return { kind: 'public_token' as const, id: (await createOtpToken(env.DB, account.id, [])).otpToken.id };
+  return {
+    kind: 'public_token' as const,
+    id: (await createOtpToken(env.DB, account.id, { allowedIps: [], turnstile: null, policy: OPEN_POLICY })).otpToken
+      .id,
+  };
 }
 
 const lastUsedAt = async (credential: { kind: string; id: string }) =>

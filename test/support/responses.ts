@@ -10,12 +10,16 @@ export type OtpToken = {
   analyticsSecret: string;
   allowedIps: string[];
   turnstile: { siteKey: string } | null;
+  policy: OtpSendPolicy;
 };
+/** Where a token's sends may go. */
+export type OtpSendPolicy = { domainSendsPerHour: number | null; blockDisposable: boolean; blockSubaddresses: boolean };
 /** A token as the operator's PATCH and list show it. */
 export type OtpTokenView = {
   id: string;
   allowedIps: string[];
   turnstile: { siteKey: string } | null;
+  policy: OtpSendPolicy;
   createdAt: string;
   revokedAt: string | null;
 };

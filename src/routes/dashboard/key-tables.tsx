@@ -1,7 +1,8 @@
 // The tables of the keys page: API keys and public OTP tokens, each with its revoke form; a token's allowlist.
 import { Csrf, Id, When } from '../../dashboard/views/layout';
 import { Table } from '../../dashboard/views/table';
-import type { ApiKey, OtpToken } from '../../store/control/credentials';
+import type { ApiKey } from '../../store/control/credentials';
+import type { OtpToken } from '../../store/control/otp-tokens';
 
 export function KeyRows(props: { keys: ApiKey[]; csrf: string; revocable: boolean }) {
   return (

@@ -7,15 +7,14 @@ import { Csrf, Notice, Secret } from '../../dashboard/views/layout';
 import { ApiError } from '../../errors';
 import { createApiKeyBody, createOtpTokenBody } from '../../schemas/admin';
 import { recordAudit } from '../../store/control/audit-log';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../store/control/credentials';
 import {
-  createApiKey,
   createOtpToken,
-  listApiKeys,
   listOtpTokens,
-  revokeApiKey,
+  OPEN_POLICY,
   revokeOtpToken,
   setAllowedIps,
-} from '../../store/control/credentials';
+} from '../../store/control/otp-tokens';
 import { invalidInput } from '../../validation';
 import { KeyRows, TokenRows } from './key-tables';
 import { act, formFields, type PageDeclaration, type PageEnv, render, shownOnPage } from './page';
@@ -177,11 +176,8 @@ export const keyPages: PageDeclaration[] = [
         const body = createOtpTokenBody.safeParse({ allowedIps: ipsOf(c.var.form.get('allowedIps')) });
         if (!body.success) throw invalidInput(body.error);
         const allowedIps = body.data.allowedIps ?? [];
-        const { otpToken, token, analyticsSecret } = await createOtpToken(
-          c.env.DB,
-          c.var.signedIn.accountId,
-          allowedIps,
-        );
+        const settings = { allowedIps, turnstile: null, policy: OPEN_POLICY };
+        const { otpToken, token, analyticsSecret } = await createOtpToken(c.env.DB, c.var.signedIn.accountId, settings);
         await audit(c, 'otp_token.created', otpToken.id, { allowedIps });
         return (
           <Notice tone="ok">

@@ -19,22 +19,6 @@ export type ApiKey = {
   revokedAt: string | null;
 };
 
-/** A token's bot check: the Turnstile widget's site key, and its secret sealed (src/auth/turnstile.ts). */
-export type TurnstileSetting = { siteKey: string; sealedSecret: string };
-
-export type OtpToken = {
-  id: string;
-  accountId: string;
-  secretHash: string;
-  allowedIps: string[];
-  /** Sends with this token need a Turnstile answer that Siteverify accepts; null: no bot check. */
-  turnstile: TurnstileSetting | null;
-  createdAt: string;
-  /** At most an hour behind the token's latest use (see `touchCredential`). */
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-};
-
 type ApiKeyRow = {
   id: string;
   account_id: string;
@@ -47,41 +31,12 @@ type ApiKeyRow = {
 };
 
 const API_KEY_COLUMNS = 'id, account_id, name, scopes, mode, created_at, last_used_at, revoked_at';
-const OTP_TOKEN_COLUMNS =
-  'id, account_id, secret_hash, allowed_ips, turnstile_site_key, turnstile_secret, created_at, last_used_at, revoked_at';
-
-type OtpTokenRow = {
-  id: string;
-  account_id: string;
-  secret_hash: string;
-  allowed_ips: string;
-  turnstile_site_key: string | null;
-  turnstile_secret: string | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-};
-
 const toApiKey = (row: ApiKeyRow): ApiKey => ({
   id: row.id,
   accountId: row.account_id,
   name: row.name,
   scopes: JSON.parse(row.scopes) as Scope[],
   mode: row.mode,
-  createdAt: row.created_at,
-  lastUsedAt: row.last_used_at,
-  revokedAt: row.revoked_at,
-});
-
-const toOtpToken = (row: OtpTokenRow): OtpToken => ({
-  id: row.id,
-  accountId: row.account_id,
-  secretHash: row.secret_hash,
-  allowedIps: JSON.parse(row.allowed_ips) as string[],
-  turnstile:
-    row.turnstile_site_key && row.turnstile_secret
-      ? { siteKey: row.turnstile_site_key, sealedSecret: row.turnstile_secret }
-      : null,
   createdAt: row.created_at,
   lastUsedAt: row.last_used_at,
   revokedAt: row.revoked_at,
@@ -160,101 +115,3 @@ export async function revokeApiKey(db: D1Database, id: string, accountId?: strin
     .first<{ account_id: string }>();
   return row?.account_id ?? null;
 }
-
-/** Revokes one of the account's public OTP tokens; whether it exists. */
-export async function revokeOtpToken(db: D1Database, accountId: string, id: string): Promise<boolean> {
-  const row = await db
-    .prepare(
-      'UPDATE otp_tokens SET revoked_at = COALESCE(revoked_at, ?1) WHERE id = ?2 AND account_id = ?3 RETURNING id',
-    )
-    .bind(nowIso(), id, accountId)
-    .first();
-  return row !== null;
-}
-
-/** Replaces the IP allowlist of one of the account's live tokens; whether it exists. */
-export async function setAllowedIps(db: D1Database, accountId: string, id: string, allowedIps: string[]) {
-  const row = await db
-    .prepare(
-      'UPDATE otp_tokens SET allowed_ips = ?1 WHERE id = ?2 AND account_id = ?3 AND revoked_at IS NULL RETURNING id',
-    )
-    .bind(JSON.stringify(allowedIps), id, accountId)
-    .first();
-  return row !== null;
-}
-
-export async function createOtpToken(
-  db: D1Database,
-  accountId: string,
-  allowedIps: string[],
-  turnstile: TurnstileSetting | null = null,
-): Promise<{ otpToken: OtpToken; token: string; analyticsSecret: string }> {
-  const token = newSecret('pc_otp_');
-  const analyticsSecret = newSecret('pc_otp_sec_');
-  const otpToken: OtpToken = {
-    id: newId('otk'),
-    accountId,
-    secretHash: await sha256Hex(analyticsSecret),
-    allowedIps,
-    turnstile,
-    createdAt: nowIso(),
-    lastUsedAt: null,
-    revokedAt: null,
-  };
-  await db
-    .prepare(
-      `INSERT INTO otp_tokens (id, account_id, token_hash, secret_hash, allowed_ips, turnstile_site_key,
-         turnstile_secret, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .bind(
-      otpToken.id,
-      accountId,
-      await sha256Hex(token),
-      otpToken.secretHash,
-      JSON.stringify(allowedIps),
-      turnstile?.siteKey ?? null,
-      turnstile?.sealedSecret ?? null,
-      otpToken.createdAt,
-    )
-    .run();
-  return { otpToken, token, analyticsSecret };
-}
-
-/**
- * Changes a live token: a field left out keeps its value, `turnstile: null` takes the bot check off. The token as
- * it is now, or null when there is no such live token.
- */
-export async function changeOtpToken(
-  db: D1Database,
-  id: string,
-  change: { allowedIps?: string[]; turnstile?: TurnstileSetting | null },
-): Promise<OtpToken | null> {
-  const setsTurnstile = change.turnstile !== undefined;
-  const row = await db
-    .prepare(
-      `UPDATE otp_tokens SET allowed_ips = COALESCE(?2, allowed_ips),
-         turnstile_site_key = CASE WHEN ?3 THEN ?4 ELSE turnstile_site_key END,
-         turnstile_secret = CASE WHEN ?3 THEN ?5 ELSE turnstile_secret END
-       WHERE id = ?1 AND revoked_at IS NULL RETURNING ${OTP_TOKEN_COLUMNS}`,
-    )
-    .bind(
-      id,
-      change.allowedIps ? JSON.stringify(change.allowedIps) : null,
-      setsTurnstile ? 1 : 0,
-      change.turnstile?.siteKey ?? null,
-      change.turnstile?.sealedSecret ?? null,
-    )
-    .first<OtpTokenRow>();
-  return row ? toOtpToken(row) : null;
-}
-
-export async function findOtpTokenByHash(db: D1Database, tokenHash: string): Promise<OtpToken | null> {
-  const row = await db
-    .prepare(`SELECT ${OTP_TOKEN_COLUMNS} FROM otp_tokens WHERE token_hash = ?`)
-    .bind(tokenHash)
-    .first<OtpTokenRow>();
-  return row ? toOtpToken(row) : null;
-}
-
-/** A page of the account's public OTP tokens (revoked ones too), newest first. */
-export const listOtpTokens = accountRowsNewestFirst('otp_tokens', OTP_TOKEN_COLUMNS, toOtpToken);

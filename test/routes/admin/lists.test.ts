@@ -321,7 +321,7 @@ describe('GET /admin/v1/accounts/{accountId}/otp-tokens', () => {
     },
   });
 
-  it('200 with id, allowedIps, turnstile, createdAt and revokedAt of each token', async () => {
+  it('200 with id, allowedIps, turnstile, policy, createdAt and revokedAt of each token', async () => {
     const accountId = await newAccountId();
     const open = await issueToken(accountId);
     const narrow = await issueToken(accountId, ['203.0.113.0/24', '2001:db8::1']);
@@ -329,11 +329,20 @@ describe('GET /admin/v1/accounts/{accountId}/otp-tokens', () => {
     expect(res.status).toBe(200);
     const byId = new Map(res.json.data.otpTokens.map((t) => [t.id, t]));
     const createdAt = expect.stringMatching(ISO_MS);
-    expect(byId.get(open.id)).toEqual({ id: open.id, allowedIps: [], turnstile: null, createdAt, revokedAt: null });
+    const policy = { domainSendsPerHour: null, blockDisposable: false, blockSubaddresses: false };
+    expect(byId.get(open.id)).toEqual({
+      id: open.id,
+      allowedIps: [],
+      turnstile: null,
+      policy,
+      createdAt,
+      revokedAt: null,
+    });
     expect(byId.get(narrow.id)).toEqual({
       id: narrow.id,
       allowedIps: ['203.0.113.0/24', '2001:db8::1'],
       turnstile: null,
+      policy,
       createdAt,
       revokedAt: null,
     });

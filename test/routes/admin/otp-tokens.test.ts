@@ -1,5 +1,6 @@
 // A public OTP token's bot check as the operator sets it: on create and PATCH /admin/v1/otp-tokens/{tokenId}, shown as
-// its site key only (never the secret, sealed at rest), cleared with null; the allowlist changes the same way.
+// its site key only (never the secret, sealed at rest), cleared with null; the allowlist and the send policy change
+// the same way.
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { admin, expectError, newAccount } from '../../support/api';
@@ -89,5 +90,49 @@ describe('the Turnstile setting of a public OTP token', () => {
       expectError(await change(created.id, { turnstile }), 400, 'INVALID_INPUT');
     }
     expectError(await change(created.id, { allowedIps: ['not an address'] }), 400, 'INVALID_INPUT');
+  });
+});
+
+describe('the send policy of a public OTP token', () => {
+  const OPEN = { domainSendsPerHour: null, blockDisposable: false, blockSubaddresses: false };
+
+  it('is open unless set; shown in full on create, PATCH and the list, and written to the audit log', async () => {
+    expect((await newToken()).created.policy).toEqual(OPEN);
+    const { accountId, created } = await newToken({ policy: { blockDisposable: true } });
+    expect(created.policy).toEqual({ ...OPEN, blockDisposable: true });
+    const changed = await change(created.id, { policy: { domainSendsPerHour: 20, blockSubaddresses: true } });
+    const policy = { domainSendsPerHour: 20, blockDisposable: true, blockSubaddresses: true };
+    expect(changed.json.data.policy).toEqual(policy);
+    expect((await change(created.id, { allowedIps: [] })).json.data.policy).toEqual(policy);
+    const list = await admin<OtpTokenList>('GET', `/admin/v1/accounts/${accountId}/otp-tokens`);
+    expect(list.json.data.otpTokens.find((t) => t.id === created.id)?.policy).toEqual(policy);
+    const cleared = await change(created.id, { policy: { domainSendsPerHour: null, blockDisposable: false } });
+    expect(cleared.json.data.policy).toEqual({ ...OPEN, blockSubaddresses: true });
+    const audit = await env.DB.prepare(
+      'SELECT detail FROM audit_log WHERE account_id = ? AND target = ? ORDER BY rowid',
+    )
+      .bind(accountId, created.id)
+      .all<{ detail: string }>();
+    expect(audit.results.map((r) => JSON.parse(r.detail).policy)).toEqual([
+      { ...OPEN, blockDisposable: true },
+      { domainSendsPerHour: 20, blockSubaddresses: true },
+      undefined,
+      { domainSendsPerHour: null, blockDisposable: false },
+    ]);
+  });
+
+  it('400 INVALID_INPUT for a cap below 1 or not whole, a flag not a boolean, or an unknown field', async () => {
+    const { accountId, created } = await newToken();
+    for (const policy of [
+      { domainSendsPerHour: 0 },
+      { domainSendsPerHour: 2.5 },
+      { blockDisposable: 'yes' },
+      { blockPlus: true },
+    ]) {
+      const refused = await admin('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, { policy });
+      expectError(refused, 400, 'INVALID_INPUT');
+      expect(refused.json.error.message).toContain('policy');
+      expectError(await change(created.id, { policy }), 400, 'INVALID_INPUT');
+    }
   });
 });

@@ -6,6 +6,7 @@ import type { Bindings } from './env';
 import { ApiError } from './errors';
 import type { OtpChannel } from './otp/session';
 import { accountStore } from './store/account/client';
+import { OTP_REFUSAL_REASONS, type OtpRefusalReason } from './store/account/otp-outcomes';
 
 /** `bouncedSenderProblem`: of `bounced`, those for a reason that is the sender's (SENDER_PROBLEM_REASONS). */
 export const EMAIL_METRICS = [
@@ -55,6 +56,8 @@ export type OtpFunnel = {
   conversionRate: number | null;
   /** The bound of the time-to-verify bucket holding the median; null when none verified or beyond an hour. */
   medianSecondsToVerify: number | null;
+  /** Sends and resends refused in the period, by reason (nothing was mailed). */
+  refused: Record<OtpRefusalReason, number>;
 };
 
 export type Metrics = {
@@ -111,6 +114,10 @@ function funnelOf(counts: Map<string, number>, channel: OtpChannel): OtpFunnel {
     expired: count('expired'),
     conversionRate: share(verified, sent),
     medianSecondsToVerify: median,
+    refused: Object.fromEntries(OTP_REFUSAL_REASONS.map((reason) => [reason, count(`refused.${reason}`)])) as Record<
+      OtpRefusalReason,
+      number
+    >,
   };
 }
 

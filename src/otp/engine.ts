@@ -19,6 +19,7 @@ import { writeSessionFact } from './facts';
 import { historyWritten, writeAfterResponse } from './history-writes';
 import { languageOf } from './languages';
 import { checkOtpMailSize, checkOtpTemplate, defaultOtpSubject } from './mail';
+import { countRefusal } from './refusals';
 import type { OtpChannel, VerificationEntry, VerifyOutcome } from './session';
 
 export type OtpSendRequest = {
@@ -132,6 +133,7 @@ export async function sendOtp(env: Bindings, caller: OtpCaller, request: OtpSend
     });
   if (!perRecipient.allowed) {
     dropFirstRoute(connecting);
+    countRefusal(env, caller.accountId, caller.channel, 'recipient_capped');
     throw rateLimitError(
       caller.rateLimitCode,
       perRecipient,
@@ -175,6 +177,7 @@ export async function resendOtpCode(
   if (!decision?.allowed) dropFirstRoute(connecting);
   if (!decision) throw notFound();
   if (!decision.allowed) {
+    countRefusal(env, caller.accountId, caller.channel, 'recipient_capped');
     throw rateLimitError(
       caller.rateLimitCode,
       decision,

@@ -8,6 +8,7 @@ import { ApiError } from '../errors';
 import { canonicalAddress } from '../mail/address';
 import { type RateLimitCode, rateLimitError } from '../middleware/rate-limit';
 import type { OtpSendPolicy } from '../store/control/otp-tokens';
+import { countRefusal } from './refusals';
 
 const DOMAIN_WINDOW_SECONDS = 3600;
 
@@ -55,15 +56,19 @@ export async function applySendPolicy(
   rateLimitCode: RateLimitCode,
 ): Promise<void> {
   if (credential.kind !== 'public_token') return;
-  const { policy } = credential;
+  const { policy, accountId } = credential;
   const refusal = addressRefusal(policy, email);
-  if (refusal) throw new ApiError('ADDRESS_NOT_ALLOWED', refusal);
+  if (refusal) {
+    countRefusal(env, accountId, 'instant', 'address_not_allowed');
+    throw new ApiError('ADDRESS_NOT_ALLOWED', refusal);
+  }
   if (policy.domainSendsPerHour === null) return;
   const { domain } = partsOf(email);
   const name = `otp-send-domain:${credential.id}:${domain}`;
   const counter = env.RATE_COUNTER.get(env.RATE_COUNTER.idFromName(name));
   const decision = await counter.hit(policy.domainSendsPerHour, DOMAIN_WINDOW_SECONDS, 'otp-send-domain');
   if (!decision.allowed) {
+    countRefusal(env, accountId, 'instant', 'domain_capped');
     throw rateLimitError(rateLimitCode, decision, 'Too many codes sent to this domain: retry after Retry-After');
   }
 }

@@ -5,9 +5,10 @@ import { clientIp } from '../auth/credentials';
 import { publicOrServer, publicOrServerAnyIp, publicWithSecret } from '../auth/guards';
 import { requireChallenge } from '../auth/turnstile';
 import type { GuardedEnv } from '../env';
-import type { ErrorCode } from '../errors';
+import { ApiError, type ErrorCode } from '../errors';
 import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
 import { LANGUAGES } from '../otp/languages';
+import { countRefusal } from '../otp/refusals';
 import { applySendPolicy } from '../otp/send-policy';
 import { RETENTION_NOTE } from '../retention';
 import {
@@ -155,7 +156,15 @@ async function challenged<T extends { turnstileToken?: string }>(
   body: T,
 ): Promise<Omit<T, 'turnstileToken'>> {
   const { turnstileToken, ...request } = body;
-  await requireChallenge(c.env, c.var.credential, turnstileToken, clientIp(c));
+  const { credential } = c.var;
+  try {
+    await requireChallenge(c.env, credential, turnstileToken, clientIp(c));
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'CHALLENGE_FAILED') {
+      countRefusal(c.env, credential.accountId, 'instant', 'challenge_failed');
+    }
+    throw error;
+  }
   return request;
 }
 

@@ -20,8 +20,17 @@ const FUNNEL = {
   expired: 5,
   conversionRate: 0.85,
   medianSecondsToVerify: 30,
+  refused: { challenge_failed: 12, recipient_capped: 3, domain_capped: 0, address_not_allowed: 2 },
 };
-const NONE = { sent: 0, verified: 0, locked: 0, expired: 0, conversionRate: null, medianSecondsToVerify: null };
+const NONE = {
+  sent: 0,
+  verified: 0,
+  locked: 0,
+  expired: 0,
+  conversionRate: null,
+  medianSecondsToVerify: null,
+  refused: { challenge_failed: 0, recipient_capped: 0, domain_capped: 0, address_not_allowed: 0 },
+};
 
 const metrics = route({
   method: 'get',
@@ -29,7 +38,7 @@ const metrics = route({
   tag: 'Mail',
   summary: 'Sending and OTP metrics over a period',
   description:
-    "Counts of the key's mode (a test key sees test mail, and no codes) per UTC day or hour, from counters kept with the facts: the cost does not grow with the number of emails. Email figures count recipients; OTP figures count sessions in the hour they were sent, once they have ended (verified or locked at once, expired a day after they expire).",
+    "Counts of the key's mode (a test key sees test mail, and no codes) per UTC day or hour, from counters kept with the facts: the cost does not grow with the number of emails. Email figures count recipients; OTP figures count sessions in the hour they were sent, once they have ended (verified or locked at once, expired a day after they expire), and refused sends in the hour they were refused.",
   guard: anyApiKey,
   limit: { bucket: 'read' },
   query: metricsQuery,

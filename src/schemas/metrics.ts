@@ -57,6 +57,14 @@ const funnel = z.object({
     description:
       'Within how many seconds half the verified sessions were verified (one of 10, 30, 60, 120, 300, 600, 1800, 3600); null when none, or beyond an hour',
   }),
+  refused: z
+    .object({
+      challenge_failed: z.number().int().openapi({ description: 'The bot check (Turnstile) failed' }),
+      recipient_capped: z.number().int().openapi({ description: "The recipient's limits: 10 minutes, day, wait" }),
+      domain_capped: z.number().int().openapi({ description: "The token's cap per recipient domain" }),
+      address_not_allowed: z.number().int().openapi({ description: "The token's policy refused the address" }),
+    })
+    .openapi({ description: 'Sends and resends refused in the period, by reason; nothing was mailed for them' }),
 });
 
 export const metricsResponse = envelope(

@@ -8,10 +8,12 @@ import { BOUNCE_REASONS, SENDER_PROBLEM_REASONS } from '../../src/mail/bounce-re
 import { returnPathAddress } from '../../src/mail/return-path';
 import { hourCounts } from '../../src/store/account/metrics';
 import type { AccountSql } from '../../src/store/account/object-sql';
-import { call, expectError, newAccount, uniqueAddress, waitForStatus } from '../support/api';
+import { admin, call, expectError, fetchWith, newAccount, uniqueAddress, waitForStatus } from '../support/api';
 import { bounce, runBatch, storedEmail } from '../support/delivery';
+import { TURNSTILE_TEST_SECRETS, TURNSTILE_TEST_SITE_KEY } from '../support/node/turnstile-stub';
 import { clearExpiredSession, sendAndRead, sessionStub, wrongCode } from '../support/otp';
 import { inboundMessage, postfixBounce } from '../support/reports';
+import type { OtpToken } from '../support/responses';
 
 type Metrics = {
   from: string;
@@ -22,7 +24,7 @@ type Metrics = {
     rates: Record<string, number | null>;
     series: ({ start: string } & Record<string, number>)[];
   };
-  otp: Record<string, Record<string, number | null>>;
+  otp: Record<string, Record<string, unknown>>;
 };
 
 const metricsOf = async (key: string, query = '') => {
@@ -30,6 +32,8 @@ const metricsOf = async (key: string, query = '') => {
   expect(res.status, JSON.stringify(res.json)).toBe(200);
   return res.json.data;
 };
+
+const NO_REFUSALS = { challenge_failed: 0, recipient_capped: 0, domain_capped: 0, address_not_allowed: 0 };
 
 const dayStart = (at = new Date()) => new Date(Math.floor(at.getTime() / 86_400_000) * 86_400_000).toISOString();
 
@@ -144,12 +148,56 @@ describe('GET /api/v1/metrics', () => {
     const stub = sessionStub(expired.sessionId);
     await expect
       .poll(async () => (await metricsOf(account.serverKey)).otp.backend, { timeout: 5000 })
-      .toEqual({ sent: 3, verified: 1, locked: 1, expired: 1, conversionRate: 0.3333, medianSecondsToVerify: 10 });
+      .toEqual({
+        sent: 3,
+        verified: 1,
+        locked: 1,
+        expired: 1,
+        conversionRate: 0.3333,
+        medianSecondsToVerify: 10,
+        refused: NO_REFUSALS,
+      });
     const left = await runInDurableObject(stub, (_instance, state) =>
       state.storage.sql.exec('SELECT COUNT(*) AS n FROM otp_sessions WHERE id = ?', expired.sessionId).one(),
     );
     expect(left.n).toBe(0);
     expect((await metricsOf(account.serverKey)).otp.instant).toMatchObject({ sent: 0, conversionRate: null });
+  });
+
+  it('refused sends per flavour and reason (bot check, address, domain, recipient), in the hour they were refused', async () => {
+    const account = await newAccount('metrics refusals');
+    const created = await admin<OtpToken>('POST', `/admin/v1/accounts/${account.accountId}/otp-tokens`, {
+      turnstile: { siteKey: TURNSTILE_TEST_SITE_KEY, secret: TURNSTILE_TEST_SECRETS.passes },
+      policy: { blockSubaddresses: true, domainSendsPerHour: 1 },
+    });
+    const { token } = created.json.data;
+    const send = (email: string, turnstileToken?: string) =>
+      call('POST', '/api/v1/instant-otp/send', { token, body: { email, turnstileToken } });
+    const domain = `${crypto.randomUUID().slice(0, 8)}.example.net`;
+    expectError(await send(`a@${domain}`), 403, 'CHALLENGE_FAILED');
+    expectError(await send(`a+x@${domain}`, 'answer'), 403, 'ADDRESS_NOT_ALLOWED');
+    expect((await send(`a@${domain}`, 'answer')).status).toBe(200);
+    expectError(await send(`b@${domain}`, 'answer'), 429, 'OTP_RATE_LIMITED');
+    // The recipient's limits, with the server key (no policy, no check) on the instant and backend routes.
+    const oneEach = { RATE_OTP_SEND_PER_RECIPIENT: '1' };
+    for (const path of ['/api/v1/instant-otp/send', '/api/v1/backend-otp/send']) {
+      const other = uniqueAddress('refused');
+      expect(
+        (await fetchWith(oneEach, 'POST', path, { token: account.serverKey, body: { email: other } })).status,
+      ).toBe(200);
+      const capped = await fetchWith(oneEach, 'POST', path, { token: account.serverKey, body: { email: other } });
+      expect(capped.status).toBe(429);
+    }
+    await expect
+      .poll(async () => (await metricsOf(account.serverKey)).otp, { timeout: 5000 })
+      .toMatchObject({
+        instant: {
+          sent: 0,
+          refused: { challenge_failed: 1, address_not_allowed: 1, domain_capped: 1, recipient_capped: 1 },
+        },
+        backend: { sent: 0, refused: { ...NO_REFUSALS, recipient_capped: 1 } },
+        email_verification: { refused: NO_REFUSALS },
+      });
   });
 
   it('reads the same number of rows for one email as for a thousand (the counters, not the emails)', async () => {

@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { Legend, LineChart, type Series } from '../../dashboard/views/chart';
 import { Table } from '../../dashboard/views/table';
 import { EMAIL_METRICS, type Metrics, OTP_CHANNELS, readMetrics } from '../../metrics';
+import { OTP_REFUSAL_REASONS, type OtpRefusalReason } from '../../store/account/otp-outcomes';
 import type { PageDeclaration, PageEnv } from './page';
 import { render } from './page';
 
@@ -20,6 +21,13 @@ const LABEL: Record<(typeof EMAIL_METRICS)[number], string> = {
   suppressed: 'Suppressed',
 };
 const FLAVOUR = { instant: 'Instant OTP', backend: 'Backend OTP', email_verification: 'Email verification' } as const;
+/** The refusal reasons' column headings. */
+const REFUSED: Record<OtpRefusalReason, string> = {
+  challenge_failed: 'Bot check failed',
+  recipient_capped: 'Recipient capped',
+  domain_capped: 'Domain capped',
+  address_not_allowed: 'Address refused',
+};
 
 const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(1)} %`);
 
@@ -104,9 +112,19 @@ async function overviewPage(c: Context<PageEnv>) {
         <h2 id="codes">One-time codes</h2>
         <p class="muted">
           Sessions sent in the period that have ended: verified or locked at once, expired a day after they expire.
+          Refused: sends and resends refused in the period, nothing mailed.
         </p>
         <Table
-          columns={['Flavour', 'Sent', 'Verified', 'Locked', 'Expired', 'Conversion', 'Median time to verify']}
+          columns={[
+            'Flavour',
+            'Sent',
+            'Verified',
+            'Locked',
+            'Expired',
+            'Conversion',
+            'Median time to verify',
+            ...OTP_REFUSAL_REASONS.map((reason) => `Refused: ${REFUSED[reason]}`),
+          ]}
           rows={OTP_CHANNELS.map((channel) => {
             const funnel = metrics.otp[channel];
             return [
@@ -117,6 +135,7 @@ async function overviewPage(c: Context<PageEnv>) {
               String(funnel.expired),
               percent(funnel.conversionRate),
               funnel.medianSecondsToVerify === null ? '—' : `within ${funnel.medianSecondsToVerify} s`,
+              ...OTP_REFUSAL_REASONS.map((reason) => String(funnel.refused[reason])),
             ];
           })}
         />

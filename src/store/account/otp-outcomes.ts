@@ -25,3 +25,29 @@ export const otpOutcomeInsert = (db: AccountSql, o: OtpOutcome) =>
 export async function recordOtpOutcome(db: AccountSql, outcome: OtpOutcome): Promise<void> {
   await otpOutcomeInsert(db, outcome).run();
 }
+
+/** Why a send or resend was refused before a code was mailed, as the metrics count it. */
+export const OTP_REFUSAL_REASONS = [
+  'challenge_failed',
+  'recipient_capped',
+  'domain_capped',
+  'address_not_allowed',
+] as const;
+export type OtpRefusalReason = (typeof OTP_REFUSAL_REASONS)[number];
+
+/** Counts a refused send in the hour of `at` (epoch milliseconds), beside the sessions' counters. */
+export async function countOtpRefusal(
+  db: AccountSql,
+  accountId: string,
+  channel: OtpChannel,
+  reason: OtpRefusalReason,
+  at: number,
+): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO metric_counts (account_id, test, hour, metric, n) VALUES (?, 0, ?, ?, 1)
+       ON CONFLICT DO UPDATE SET n = n + 1`,
+    )
+    .bind(accountId, Math.floor(at / 3_600_000) * 3_600_000, `otp.${channel}.refused.${reason}`)
+    .run();
+}

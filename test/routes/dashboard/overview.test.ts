@@ -1,5 +1,7 @@
 // The overview page: the metrics API's figures for the signed-in account, drawn and tabulated.
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { accountStore } from '../../../src/store/account/client';
 import { call, uniqueAddress, waitForStatus } from '../../support/api';
 import { mailKey, signedInMember } from '../../support/dashboard';
 import { bounce, runBatch, storedEmail } from '../../support/delivery';
@@ -49,6 +51,23 @@ describe('GET /dashboard/overview', () => {
       '<span class="label">Sender-side</span><span class="value">1</span><span class="label">of 2 bounced</span>',
     );
     expect(page.text).toContain(`<td data-label="Bounced">2</td><td data-label="Sender-side">1</td>`);
+  });
+
+  it('counts refused code sends by reason beside sent and verified', async () => {
+    const { browser, accountId } = await signedInMember('viewer');
+    const store = accountStore(env, accountId);
+    for (const reason of ['challenge_failed', 'challenge_failed', 'domain_capped'] as const) {
+      await store.countOtpRefusal(accountId, 'instant', reason, Date.now());
+    }
+    await store.countOtpRefusal(accountId, 'backend', 'recipient_capped', Date.now());
+    const page = await browser.get('/dashboard/overview');
+    expect(page.text).toContain(
+      '<td data-label="Refused: Bot check failed">2</td><td data-label="Refused: Recipient capped">0</td>' +
+        '<td data-label="Refused: Domain capped">1</td><td data-label="Refused: Address refused">0</td>',
+    );
+    expect(page.text).toContain(
+      '<td data-label="Refused: Bot check failed">0</td><td data-label="Refused: Recipient capped">1</td>',
+    );
   });
 
   it('30 days, and test mail on its own', async () => {

@@ -79,12 +79,21 @@ export function operationId(method: string, path: string): string {
 /**
  * A response link to the operation `method path` (named by its operationId), its parameters or body fields
  * filled with runtime expressions such as `$response.body#/data/id` (the `{ success, data }` envelope included).
+ * `security`: when only some of the source's ways in may follow the link, which (`x-security`, a subset of the
+ * source's security requirements; a client holding another credential does not follow it).
  */
 export const linkTo = (
   method: string,
   path: string,
-  fill: { parameters?: Record<string, string>; requestBody?: Record<string, string> },
-): LinkObject => ({ operationId: operationId(method, path), ...fill });
+  fill: {
+    parameters?: Record<string, string>;
+    requestBody?: Record<string, string>;
+    security?: Record<string, string[]>[];
+  },
+): LinkObject => {
+  const { security, ...filled } = fill;
+  return { operationId: operationId(method, path), ...filled, ...(security ? { 'x-security': security } : {}) };
+};
 
 /** Links by name to several operations, each filling `parameter` from the same expression. */
 export const linksFilling = (

@@ -1,17 +1,10 @@
 import { serverOtp } from '../auth/guards';
 import { config } from '../config';
-import { ApiError } from '../errors';
-import { nowIso } from '../ids';
 import { linkTo } from '../openapi/document';
-import { otpStatus, resendOtpCode, sendOtp } from '../otp/engine';
+import { resendOtpCode, sendOtp } from '../otp/engine';
 import { hostedVerifyUrl } from '../otp/verify-page';
-import {
-  emailVerificationSendResponse,
-  serverSendBody,
-  sessionIdParam,
-  verificationStatusResponse,
-} from '../schemas/otp';
-import { OTP_SENT, otpCaller, RESEND, SESSION_ID, sessionLinks, verifyRoutes } from './otp-shared';
+import { emailVerificationSendResponse, serverSendBody } from '../schemas/otp';
+import { OTP_SENT, otpCaller, RESEND, SESSION_ID, sessionLinks, statusRoutes, verifyRoutes } from './otp-shared';
 import { json, ok, route, router } from './route';
 
 const caller = otpCaller('email_verification', 'RATE_LIMITED');
@@ -57,30 +50,6 @@ const resend = route({
   },
 });
 
-const status = route({
-  method: 'get',
-  path: '/api/v1/email-verification/{sessionId}',
-  tag: 'Email verification',
-  summary: 'Outcome of an email verification (for the backend that started it)',
-  guard: serverOtp,
-  limit: { bucket: 'read' },
-  params: sessionIdParam,
-  success: {
-    status: 200,
-    content: json(verificationStatusResponse, {
-      success: true,
-      data: {
-        sessionId: SESSION_ID,
-        email: 'ada@example.com',
-        status: 'verified',
-        expiresAt: '2026-11-21T22:55:00.000Z',
-        verifiedAt: '2026-11-21T22:46:02.000Z',
-      },
-    }),
-  },
-  errors: ['SESSION_NOT_FOUND'],
-});
-
 /** Routes 16-17 and the status route: email verification with a hosted verify page. */
 export const emailVerificationRoutes = router()
   .openapi(send, async (c) => {
@@ -103,16 +72,12 @@ export const emailVerificationRoutes = router()
       channel: 'email_verification',
     }),
   )
-  .openapi(status, async (c) => {
-    const { sessionId } = c.req.valid('param');
-    const session = await otpStatus(c.env, c.var.credential.accountId, 'email_verification', sessionId);
-    if (!session) throw new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session');
-    const data = {
-      sessionId,
-      email: session.email,
-      status: session.status,
-      expiresAt: nowIso(new Date(session.expiresAt)),
-      ...(session.verifiedAt ? { verifiedAt: nowIso(new Date(session.verifiedAt)) } : {}),
-    };
-    return ok(c, data);
-  });
+  .route(
+    '/',
+    statusRoutes({
+      path: '/api/v1/email-verification/{sessionId}',
+      tag: 'Email verification',
+      summary: 'Outcome of an email verification (for the backend that started it)',
+      channel: 'email_verification',
+    }),
+  );

@@ -6,6 +6,7 @@ import { publicOrServer, publicOrServerAnyIp, publicWithSecret } from '../auth/g
 import { requireChallenge } from '../auth/turnstile';
 import type { GuardedEnv } from '../env';
 import { ApiError, type ErrorCode } from '../errors';
+import { linkTo } from '../openapi/document';
 import { otpHistory, resendOtpCode, sendOtp } from '../otp/engine';
 import { LANGUAGES } from '../otp/languages';
 import { countRefusal } from '../otp/refusals';
@@ -23,7 +24,7 @@ import {
   legacySendResponse,
   publicResendBody,
 } from '../schemas/otp';
-import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, verifyRoutes } from './otp-shared';
+import { HISTORY_ENTRY, OTP_SENT, otpCaller, RESEND, sessionLinks, statusRoutes, verifyRoutes } from './otp-shared';
 import { json, ok, route, router } from './route';
 
 // Routes 7-12: browsers call these directly with a public token (or a backend with a server key).
@@ -62,7 +63,14 @@ const send = route({
   success: {
     status: 200,
     content: json(instantSendResponse, { success: true, data: OTP_SENT }),
-    links: sessionLinks('/api/v1/instant-otp'),
+    links: {
+      ...sessionLinks('/api/v1/instant-otp'),
+      // The site's backend confirms a verification with its server key (a browser's public token cannot).
+      status: linkTo('get', '/api/v1/instant-otp/sessions/{sessionId}', {
+        parameters: { sessionId: '$response.body#/data/sessionId' },
+        security: [{ serverOtpKey: [] }],
+      }),
+    },
   },
   errors: [...SEND_ERRORS, 'SENDER_NOT_VERIFIED'],
 });
@@ -204,6 +212,15 @@ export const instantOtpRoutes = router()
       tag: 'Instant OTP',
       summary: 'Verify an instant OTP',
       guard: publicOrServerAnyIp,
+      channel: 'instant',
+    }),
+  )
+  .route(
+    '/',
+    statusRoutes({
+      path: '/api/v1/instant-otp/sessions/{sessionId}',
+      tag: 'Instant OTP',
+      summary: "A session's outcome, for the site's backend (server key): what the browser reports, confirmed",
       channel: 'instant',
     }),
   )

@@ -1,14 +1,15 @@
-// What the four OTP flavours share: examples, the verify route, and the links a client follows.
+// What the four OTP flavours share: examples, the verify and status routes, and the links a client follows.
 
 import type { Credential } from '../auth/credential';
-import type { Guard } from '../auth/guards';
+import { type Guard, serverOtp } from '../auth/guards';
 import type { GuardedEnv } from '../env';
-import type { ErrorCode } from '../errors';
+import { ApiError, type ErrorCode } from '../errors';
+import { nowIso } from '../ids';
 import type { RateLimitCode } from '../middleware/rate-limit';
 import { linkTo } from '../openapi/document';
-import { verifyError, verifyOtp } from '../otp/engine';
+import { otpStatus, verifyError, verifyOtp } from '../otp/engine';
 import type { OtpChannel } from '../otp/session';
-import { resendBody, verifyBody, verifyResponse } from '../schemas/otp';
+import { resendBody, sessionIdParam, verificationStatusResponse, verifyBody, verifyResponse } from '../schemas/otp';
 import { json, ok, route, router, type Tag } from './route';
 
 export const SESSION_ID =
@@ -76,5 +77,50 @@ export function verifyRoutes<C extends Credential>(options: {
     const outcome = await verifyOtp(c.env, caller, c.req.valid('json'));
     if (outcome.result !== 'verified') throw verifyError(c.env, outcome);
     return ok(c, { verified: true });
+  });
+}
+
+/**
+ * GET a session's outcome with a server key: how the site's backend confirms what a browser reports (the browser is
+ * never trusted on its own). Answers while the session is kept: until a day after it expires.
+ */
+export function statusRoutes(options: { path: string; tag: Tag; summary: string; channel: OtpChannel }) {
+  const status = route({
+    method: 'get',
+    path: options.path,
+    tag: options.tag,
+    summary: options.summary,
+    description:
+      "The session of the key's account: pending, verified (with verifiedAt), locked or expired. 404 for an unknown session, another account's or another flavour's, and once it is no longer kept (a day after it expires).",
+    guard: serverOtp,
+    limit: { bucket: 'read' },
+    params: sessionIdParam,
+    success: {
+      status: 200,
+      content: json(verificationStatusResponse, {
+        success: true,
+        data: {
+          sessionId: SESSION_ID,
+          email: 'ada@example.com',
+          status: 'verified',
+          expiresAt: '2026-11-21T22:55:00.000Z',
+          verifiedAt: '2026-11-21T22:46:02.000Z',
+        },
+      }),
+    },
+    errors: ['SESSION_NOT_FOUND'],
+  });
+  return router().openapi(status, async (c) => {
+    const { sessionId } = c.req.valid('param');
+    const session = await otpStatus(c.env, c.var.credential.accountId, options.channel, sessionId);
+    if (!session) throw new ApiError('SESSION_NOT_FOUND', 'sessionId: no such session');
+    const data = {
+      sessionId,
+      email: session.email,
+      status: session.status,
+      expiresAt: nowIso(new Date(session.expiresAt)),
+      ...(session.verifiedAt ? { verifiedAt: nowIso(new Date(session.verifiedAt)) } : {}),
+    };
+    return ok(c, data);
   });
 }

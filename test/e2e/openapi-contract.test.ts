@@ -402,6 +402,11 @@ describe('OpenAPI document', () => {
       token: token.token,
       body: { sessionId: sent.sessionId, email: otpTo, code },
     });
+    const instantStatus = '/api/v1/instant-otp/sessions/{sessionId}';
+    await check('GET', instantStatus, `/api/v1/instant-otp/sessions/${sent.sessionId}`, { token: serverKey });
+    await check('GET', instantStatus, '/api/v1/instant-otp/sessions/otp_unknownunknownunknownunkn', {
+      token: serverKey,
+    });
     const secret = { 'X-Otp-Secret': token.analyticsSecret };
     await check('GET', '/api/v1/instant-otp/verifications', '/api/v1/instant-otp/verifications?limit=50', {
       token: token.token,

@@ -16,7 +16,14 @@ type Schema = {
   allOf?: Schema[];
 };
 type Media = { schema?: Schema; example?: unknown };
-type Link = { operationId?: string; parameters?: Record<string, unknown>; requestBody?: unknown };
+type Security = Record<string, string[]>[];
+/** `x-security`: the source's ways in that may follow the link, when not all of them may. */
+type Link = {
+  operationId?: string;
+  parameters?: Record<string, unknown>;
+  requestBody?: unknown;
+  'x-security'?: Security;
+};
 type Response = { content?: Record<string, Media>; headers?: Record<string, unknown>; links?: Record<string, Link> };
 type Parameter = { name: string; in: string };
 type Operation = {
@@ -139,8 +146,15 @@ function linkProblems(found: Found): string[] {
     }
     if (typeof link.requestBody === 'string') problems.push(...expressionProblems(found, link.requestBody));
   }
-  // Whoever called the source can call the target: each way in to the source is a way in to the target.
-  const canFollow = found.source.security.every((held) =>
+  // Whoever called the source can call the target: each way in to the source (or to the link, when it names a
+  // subset of them) is a way in to the target.
+  const schemes = (requirement: Record<string, string[]>) => Object.keys(requirement).sort().join('+');
+  const sourceWays = new Set(found.source.security.map(schemes));
+  const followers = link['x-security'] ?? found.source.security;
+  for (const way of followers) {
+    if (!sourceWays.has(schemes(way))) problems.push(`x-security: ${schemes(way)} is not a way in to the source`);
+  }
+  const canFollow = followers.every((held) =>
     target.security.some((needed) => Object.keys(needed).every((scheme) => scheme in held)),
   );
   if (!canFollow) problems.push(`${link.operationId} needs a credential the source's caller may not hold`);
@@ -185,6 +199,25 @@ describe('links in the served document', () => {
     ]);
     expect(broken({ operationId: 'getApiV1InstantOtpVerifications' })).toEqual([
       "getApiV1InstantOtpVerifications needs a credential the source's caller may not hold",
+    ]);
+    // A link for some of the source's callers: only ways in to the source, and each must reach the target.
+    const instantSend = byId('postApiV1InstantOtpSend')!;
+    const forSome = (link: Link) =>
+      linkProblems({ name: 'for some', source: instantSend, response: instantSend.responses['200']!, link });
+    const status = {
+      operationId: 'getApiV1InstantOtpSessionsSessionId',
+      parameters: { sessionId: '$response.body#/data/sessionId' },
+    };
+    expect(forSome(status)).toEqual([
+      "getApiV1InstantOtpSessionsSessionId needs a credential the source's caller may not hold",
+    ]);
+    expect(forSome({ ...status, 'x-security': [{ serverOtpKey: [] }] })).toEqual([]);
+    expect(forSome({ ...status, 'x-security': [{ publicOtpToken: [] }] })).toEqual([
+      "getApiV1InstantOtpSessionsSessionId needs a credential the source's caller may not hold",
+    ]);
+    expect(forSome({ ...status, 'x-security': [{ adminToken: [] }] })).toEqual([
+      'x-security: adminToken is not a way in to the source',
+      "getApiV1InstantOtpSessionsSessionId needs a credential the source's caller may not hold",
     ]);
   });
 });

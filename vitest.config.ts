@@ -1,5 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { configDefaults, defineConfig } from 'vitest/config';
+
+// The browser element as browser/postcode-otp.js is now, for the Worker under test to serve (vendor/sdk).
+execFileSync(process.execPath, ['scripts/build-browser.mjs'], { stdio: 'ignore' });
 
 /** A project of tests inside workerd, with the test servers and the migrations. */
 const workersProject = (name: string, include: string[]) => ({

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import nodeModule from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildBrowser } from './build-browser.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -304,6 +305,7 @@ async function main() {
     await waitFor(`http://127.0.0.1:${INBOX_PORT}/email`, 'maildev');
   }
 
+  buildBrowser(); // the element as browser/postcode-otp.js is now (wrangler dev bundles vendor/sdk)
   const wranglerArgs = [
     'dev',
     '--ip',

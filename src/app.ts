@@ -20,6 +20,7 @@ import { instantOtpRoutes, otpCors } from './routes/instant-otp';
 import { memberRoutes } from './routes/members';
 import { metaRoutes } from './routes/meta';
 import { metricsRoutes } from './routes/metrics';
+import { sdkRoutes } from './routes/sdk';
 import { sendLogRoutes } from './routes/send-log';
 import { senderRoutes } from './routes/senders';
 import { suppressionRoutes } from './routes/suppressions';
@@ -75,6 +76,7 @@ export function buildApp() {
   app.route('/', memberRoutes);
   app.route('/', metricsRoutes);
   app.route('/', dashboardRoutes);
+  app.route('/', sdkRoutes);
   app.route('/', docsRoutes(app));
 
   app.notFound((c) => c.json(errorBody(new ApiError('NOT_FOUND', 'No such route'), c.var.requestId), 404));

@@ -6,6 +6,7 @@ import { config } from '../config';
 import type { AppEnv } from '../env';
 import { buildDocument } from '../openapi/document';
 import { openApiDocument } from '../schemas/meta';
+import { gzippedResponse } from './gzipped';
 import { json, route, router } from './route';
 
 const documentRoute = route({
@@ -42,34 +43,12 @@ const referenceScriptRoute = route({
   },
 });
 
-/** Whether the client takes gzip (`Accept-Encoding`, a `q=0` refusal respected). */
-const acceptsGzip = (acceptEncoding: string | undefined) =>
-  (acceptEncoding ?? '')
-    .split(',')
-    .map((part) =>
-      part
-        .trim()
-        .toLowerCase()
-        .split(/\s*;\s*/),
-    )
-    .some(([coding, q]) => (coding === 'gzip' || coding === '*') && !/^q=0(\.0*)?$/.test(q ?? ''));
-
-/**
- * The bundle as the install gzipped it (scripts/vendor-docs.mjs): sent as it is to a client that takes gzip,
- * decompressed on the way to one that does not.
- */
-function referenceScript(acceptEncoding: string | undefined): Response {
-  const gzip = acceptsGzip(acceptEncoding);
-  const headers = {
+/** The bundle as the install gzipped it (scripts/vendor-docs.mjs). */
+const referenceScript = (acceptEncoding: string | undefined) =>
+  gzippedResponse(scalarBundle, acceptEncoding, {
     'Content-Type': 'text/javascript; charset=utf-8',
     'Cache-Control': 'public, max-age=3600',
-    Vary: 'Accept-Encoding',
-  };
-  if (gzip)
-    return new Response(scalarBundle, { headers: { ...headers, 'Content-Encoding': 'gzip' }, encodeBody: 'manual' });
-  const body = new Blob([scalarBundle]).stream().pipeThrough(new DecompressionStream('gzip'));
-  return new Response(body, { headers });
-}
+  });
 
 const reference = Scalar({
   url: '/api/v1/openapi.json',

@@ -155,6 +155,9 @@ beforeAll(async () => {
 });
 
 /** One request for an operation: parameters from their schemas (or a real id), a body from its schema. */
+/** A generated value as a form field: text as it is, anything else as JSON. */
+const formValue = (x: unknown) => (typeof x === 'string' ? x : (JSON.stringify(x) ?? String(x)));
+
 function requestArbitrary(template: string, operation: Operation, credential: Credential): fc.Arbitrary<FuzzRequest> {
   const parameters = operation.parameters ?? [];
   const value = (p: Parameter) => arbitraryOf(p.schema).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
@@ -186,7 +189,8 @@ function requestArbitrary(template: string, operation: Operation, credential: Cr
       ? bodyArbitrary(media['application/x-www-form-urlencoded'].schema ?? {}).map((v) => ({
           type: 'application/x-www-form-urlencoded',
           text: new URLSearchParams(
-            v && typeof v === 'object' ? Object.entries(v).map(([k, x]) => [k, String(x)]) : [],
+            // JSON for a nested value: String() throws on the prototype-less objects the arbitraries make.
+            v && typeof v === 'object' ? Object.entries(v).map(([k, x]) => [k, formValue(x)]) : [],
           ).toString(),
         }))
       : fc.constant({});

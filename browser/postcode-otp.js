@@ -10,6 +10,7 @@ const ORIGIN = new URL(import.meta.url).origin;
 const TURNSTILE_API = 'https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit';
 
 /** The element's words in the languages of the hosted page; {n}, {email} are filled in. */
+// biome-ignore format: one row of words per language
 const TEXT = {
   en: ['Email address', 'Send code', 'Code from the email', 'Verify', 'Resend code', 'Resend in {n} s', 'Use another email', 'We sent a code to {email}.', 'Email verified.', 'That code is not right. Check it and try again.', 'Too many wrong codes. Ask for a new code.', 'This code has expired. Ask for a new one.', 'Too many attempts. Try again in {n} s.', 'Enter a valid email address.', 'Complete the check first.', 'The check failed. Try again.', 'Codes cannot be sent to this address.', 'Something went wrong. Try again.', 'Verify your email address first.', 'Sending…'],
   de: ['E-Mail-Adresse', 'Code senden', 'Code aus der E-Mail', 'Bestätigen', 'Code erneut senden', 'Erneut senden in {n} s', 'Andere E-Mail verwenden', 'Wir haben einen Code an {email} gesendet.', 'E-Mail bestätigt.', 'Der Code stimmt nicht. Prüfen Sie ihn und versuchen Sie es erneut.', 'Zu viele falsche Codes. Fordern Sie einen neuen Code an.', 'Dieser Code ist abgelaufen. Fordern Sie einen neuen an.', 'Zu viele Versuche. Versuchen Sie es in {n} s erneut.', 'Geben Sie eine gültige E-Mail-Adresse ein.', 'Schließen Sie zuerst die Prüfung ab.', 'Die Prüfung ist fehlgeschlagen. Versuchen Sie es erneut.', 'An diese Adresse können keine Codes gesendet werden.', 'Etwas ist schiefgelaufen. Versuchen Sie es erneut.', 'Bestätigen Sie zuerst Ihre E-Mail-Adresse.', 'Wird gesendet…'],
@@ -21,6 +22,7 @@ const TEXT = {
   ja: ['メールアドレス', 'コードを送信', 'メールに記載のコード', '確認', 'コードを再送信', '{n} 秒後に再送信', '別のメールアドレスを使う', '{email} にコードを送信しました。', 'メールアドレスを確認しました。', 'コードが正しくありません。確認してもう一度お試しください。', '誤ったコードが多すぎます。新しいコードを請求してください。', 'このコードは期限切れです。新しいコードを請求してください。', '試行回数が多すぎます。{n} 秒後にもう一度お試しください。', '有効なメールアドレスを入力してください。', '先に確認を完了してください。', '確認に失敗しました。もう一度お試しください。', 'このアドレスにはコードを送信できません。', '問題が発生しました。もう一度お試しください。', '先にメールアドレスを確認してください。', '送信中…'],
   zh: ['电子邮件地址', '发送验证码', '邮件中的验证码', '验证', '重新发送验证码', '{n} 秒后可重新发送', '使用其他邮箱', '我们已向 {email} 发送验证码。', '邮箱已验证。', '验证码不正确，请检查后重试。', '错误次数过多，请重新获取验证码。', '验证码已过期，请重新获取。', '尝试次数过多，请在 {n} 秒后重试。', '请输入有效的电子邮件地址。', '请先完成人机验证。', '人机验证失败，请重试。', '无法向此地址发送验证码。', '出了点问题，请重试。', '请先验证您的电子邮件地址。', '正在发送…'],
 };
+// biome-ignore format: in the order of each language's row
 const KEYS = ['emailLabel', 'send', 'codeLabel', 'verify', 'resend', 'resendIn', 'changeEmail', 'sentTo', 'verified', 'wrongCode', 'locked', 'expired', 'rateLimited', 'invalidEmail', 'challenge', 'challengeFailed', 'notAllowed', 'error', 'verifyFirst', 'sending'];
 
 /** Styles with no specificity (`:where`), so any rule of the site wins; themed through custom properties. */
@@ -30,13 +32,12 @@ const STYLE = `:where(postcode-otp){display:block;font:inherit;color:var(--postc
 :where(postcode-otp input){font:inherit;box-sizing:border-box;width:100%;min-height:2.75rem;padding:.5rem .75rem;border:1px solid var(--postcode-otp-border,#767676);border-radius:var(--postcode-otp-radius,.375rem);background:var(--postcode-otp-field,Field);color:var(--postcode-otp-field-text,FieldText)}
 :where(postcode-otp [data-part=code-input]){letter-spacing:.3em;font-variant-numeric:tabular-nums}
 :where(postcode-otp button){font:inherit;min-height:2.75rem;padding:.5rem 1rem;border-radius:var(--postcode-otp-radius,.375rem);cursor:pointer}
-:where(postcode-otp [data-part=send],postcode-otp [data-part=verify]){border:0;background:var(--postcode-otp-accent,#3647c4);color:var(--postcode-otp-accent-text,#fff)}
+:where(postcode-otp [data-part=send],postcode-otp [data-part=verify]){border:0;background:var(--postcode-otp-accent,light-dark(#3647c4,#9aa8ff));color:var(--postcode-otp-accent-text,light-dark(#fff,#10173d))}
 :where(postcode-otp [data-part=resend],postcode-otp [data-part=change-email]){border:0;background:none;color:var(--postcode-otp-link,LinkText);text-decoration:underline;padding-inline:0;justify-self:start}
 :where(postcode-otp button:disabled){cursor:default;opacity:.65}
-:where(postcode-otp :focus-visible){outline:2px solid var(--postcode-otp-accent,#3647c4);outline-offset:2px}
+:where(postcode-otp :focus-visible){outline:2px solid var(--postcode-otp-accent,light-dark(#3647c4,#9aa8ff));outline-offset:2px}
 :where(postcode-otp [data-part=status]){margin:0;min-height:1.5em}
-:where(postcode-otp[data-tone=error] [data-part=status]){color:var(--postcode-otp-error,#b3261e)}
-@media (prefers-color-scheme:dark){:where(postcode-otp [data-part=send],postcode-otp [data-part=verify]){background:var(--postcode-otp-accent,#9aa8ff);color:var(--postcode-otp-accent-text,#10173d)}:where(postcode-otp[data-tone=error] [data-part=status]){color:var(--postcode-otp-error,#ffb4ab)}:where(postcode-otp :focus-visible){outline-color:var(--postcode-otp-accent,#9aa8ff)}}`;
+:where(postcode-otp[data-tone=error] [data-part=status]){color:var(--postcode-otp-error,light-dark(#b3261e,#ffb4ab))}`;
 
 /** Digits of a typed or pasted code: spaces, dashes and full-width digits (０-９) allowed. */
 export const normaliseCode = (value) =>
@@ -69,7 +70,9 @@ class PostcodeOtp extends HTMLElement {
   connectedCallback() {
     if (this.#parts.status) return;
     if (!document.getElementById('postcode-otp-style')) {
-      document.head.append(Object.assign(document.createElement('style'), { id: 'postcode-otp-style', textContent: STYLE }));
+      document.head.append(
+        Object.assign(document.createElement('style'), { id: 'postcode-otp-style', textContent: STYLE }),
+      );
     }
     this.#render();
     this.#config = this.#call('GET', 'config').then(({ data }) => data ?? { turnstile: null, codeLength: 6 });
@@ -102,8 +105,8 @@ class PostcodeOtp extends HTMLElement {
     this.innerHTML = `<div data-part="email-step"><label data-part="email-label" for="${id}-email"></label>
 <input data-part="email-input" id="${id}-email" type="email" autocomplete="email" required aria-describedby="${id}-status">
 <div data-part="challenge" hidden></div><button data-part="send" type="button"></button></div>
-<div data-part="code-step" hidden><p data-part="sent-to"></p><label data-part="code-label" for="${id}-code"></label>
-<input data-part="code-input" id="${id}-code" autocomplete="one-time-code" inputmode="numeric" spellcheck="false" aria-describedby="${id}-status">
+<div data-part="code-step" hidden><p data-part="sent-to" id="${id}-sent"></p><label data-part="code-label" for="${id}-code"></label>
+<input data-part="code-input" id="${id}-code" autocomplete="one-time-code" inputmode="numeric" spellcheck="false" aria-describedby="${id}-sent ${id}-status">
 <button data-part="verify" type="button"></button><button data-part="resend" type="button"></button>
 <button data-part="change-email" type="button"></button></div>
 <p data-part="done" hidden></p><p data-part="status" id="${id}-status" role="status" aria-live="polite"></p>`;
@@ -137,7 +140,8 @@ class PostcodeOtp extends HTMLElement {
     p.done.textContent = t.verified;
     if (!p.resend.disabled) p.resend.textContent = t.resend;
     if (this.#session) p['sent-to'].textContent = t.sentTo.replace('{email}', this.#session.email);
-    if (this.dataset.state !== 'verified') this.#internals.setValidity({ customError: true }, t.verifyFirst, p['email-input']);
+    if (this.dataset.state !== 'verified')
+      this.#internals.setValidity({ customError: true }, t.verifyFirst, p['email-input']);
   }
 
   #step(state) {
@@ -213,7 +217,8 @@ class PostcodeOtp extends HTMLElement {
     if (error) return this.#sendFailed(error, again);
     this.#session = { sessionId: data.sessionId, email };
     this.#step('code');
-    this.#say('sentTo', { email });
+    // The sent-to line describes the code field, which takes focus: the status is left for what comes next.
+    this.#parts.status.textContent = '';
     p['code-input'].value = '';
     p['code-input'].focus();
     this.#emit('sent', { sessionId: data.sessionId, email });

@@ -366,6 +366,8 @@ async function main() {
 
   Try: curl -s ${baseUrl}/api/v1/emails -H "Authorization: Bearer ${demo.mailKey}"
   A bounce for a sent mail: npm run simulate -- bounce <emailId> <recipient>  (docs/delivery.md)
+  Codes in any page:  <script type="module" src="${baseUrl}/sdk/v1/otp.js"></script>
+                      <postcode-otp token="${demo.publicOtpToken}"></postcode-otp>  (docs/otp.md)
   Ctrl-C stops everything.
 `);
 }

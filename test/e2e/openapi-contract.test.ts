@@ -105,8 +105,23 @@ describe('OpenAPI document', () => {
     await check('GET', '/api/v1/openapi.json', T('/api/v1/openapi.json'));
     await check('GET', '/docs', T('/docs'));
     await check('GET', '/vendor/scalar/standalone.js', T('/vendor/scalar/standalone.js'));
+    // The <postcode-otp> element: the current file, the manifest, and the hashed copy it names.
+    await check('GET', '/sdk/v1/otp.js', T('/sdk/v1/otp.js'));
+    const sdkManifest = (await check('GET', '/sdk/v1/manifest.json', T('/sdk/v1/manifest.json'))).json as unknown as {
+      files: { 'otp.js': { path: string } };
+    };
+    await check('GET', '/sdk/v1/{file}', sdkManifest.files['otp.js'].path);
+    await check('GET', '/sdk/v1/{file}', '/sdk/v1/otp.0000000000000000.js');
     // Every route refuses a query parameter it does not declare.
-    for (const path of ['/', '/health', '/api/v1/openapi.json', '/docs', '/vendor/scalar/standalone.js']) {
+    for (const path of [
+      '/',
+      '/health',
+      '/api/v1/openapi.json',
+      '/docs',
+      '/vendor/scalar/standalone.js',
+      '/sdk/v1/otp.js',
+      '/sdk/v1/manifest.json',
+    ]) {
       await check('GET', path, `${path}?stauts=1`);
     }
 

@@ -159,7 +159,9 @@ function bodyCases(route: BodyRoute, ctx: Context): Case[] {
     }
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       for (const [key, inner] of Object.entries(value)) {
-        for (const breaker of ['\0', { nested: true }, ['a'], null]) {
+        // null is a wrong value only where the documented schema does not take it (a cap set to null is lifted).
+        const nullable = acceptsNull(property?.properties?.[key]);
+        for (const breaker of ['\0', { nested: true }, ['a'], ...(nullable ? [] : [null])]) {
           const broken = typeof breaker === 'string' ? `${String(inner)}${breaker}` : breaker;
           cases.push({
             name: `${field}.${key} = ${JSON.stringify(broken)}`,

@@ -34,18 +34,23 @@ const TURNSTILE_FAILS = { siteKey: TURNSTILE_SITE_KEY, secret: '2x00000000000000
 
 let browser: Browser;
 let site: PageServer;
+/** An account of this file's own (the demo account's audit log is another test's), and its server key. */
+let account: { id: string; serverKey: string };
 
 beforeAll(async () => {
   browser = await launchChromium();
   site = await startPageServer();
+  const { id } = await api<{ id: string }>('POST', '/admin/v1/accounts', { name: 'postcode-otp element' });
+  const { key } = await api<{ key: string }>('POST', `/admin/v1/accounts/${id}/api-keys`, { scopes: ['server_otp'] });
+  account = { id, serverKey: key };
 });
 afterAll(async () => {
   await browser?.close();
   await site?.close();
 });
 
-/** A public OTP token (in the demo account unless told), with the Turnstile setting when given. */
-async function publicToken(turnstile?: { siteKey: string; secret: string }, accountId = service.accountId) {
+/** A public OTP token (in this file's account unless told), with the Turnstile setting when given. */
+async function publicToken(turnstile?: { siteKey: string; secret: string }, accountId = account.id) {
   const body = turnstile ? { turnstile } : {};
   return (await api<{ token: string }>('POST', `/admin/v1/accounts/${accountId}/otp-tokens`, body)).token;
 }
@@ -149,7 +154,7 @@ describe('<postcode-otp> on a page of another origin', () => {
     const session = await succeeded<{ status: string; email: string }>(
       'GET',
       `/api/v1/instant-otp/sessions/${sessionId}`,
-      service.serverOtpKey,
+      account.serverKey,
     );
     expect(session).toMatchObject({ sessionId, status: 'verified', email });
     expect(await otpEvents(page, 'error')).toEqual([]);

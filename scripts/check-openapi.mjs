@@ -12,8 +12,7 @@
 //    './postcode-api' (taken from the documents as they are now) and scripts/openapi-client-check.ts.
 // Every step runs even when an earlier one failed, so one run reports everything. `--keep` keeps the
 // temporary directory (the document, the generated types and the checked files) and prints its path.
-import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   mkdirSync,
@@ -24,133 +23,13 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const bin = (name) => join(root, 'node_modules', '.bin', name);
-// Children find the project's Node 22 (the `node` devDependency) first.
-const PATH = `${join(root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`;
-// No telemetry, update checks or Cloudflare look-ups: the check runs offline.
-const ENV = {
-  ...process.env,
-  PATH,
-  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-  WRANGLER_SEND_METRICS: 'false',
-  REDOCLY_TELEMETRY: 'off',
-  REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
-  DO_NOT_TRACK: '1',
-  X_LOCAL_OBSERVABILITY: 'false',
-};
-const DOC_PATH = '/api/v1/openapi.json';
-const START_TIMEOUT_MS = 120_000;
+import { bin, ENV, root, runMain, servedDocument } from './served-document.mjs';
 
 const { values: options } = parseArgs({ options: { url: { type: 'string' }, keep: { type: 'boolean' } } });
 const log = (message) => process.stdout.write(`[check:openapi] ${message}\n`);
-
-/** A TCP port that is free on 127.0.0.1 right now. */
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** `wrangler dev` in its own process group, so that stop() ends it with workerd and esbuild. */
-async function startService(stateDir) {
-  const [port, inspectorPort] = [await freePort(), await freePort()];
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const migrate = spawnSync(
-    bin('wrangler'),
-    ['d1', 'migrations', 'apply', 'postcode', '--local', '--persist-to', stateDir],
-    { cwd: root, env: { ...ENV, CI: 'true' }, encoding: 'utf8', timeout: START_TIMEOUT_MS },
-  );
-  if (migrate.status !== 0) throw new Error(`D1 migrations failed:\n${migrate.stdout}${migrate.stderr}`);
-  const args = [
-    'dev',
-    '--ip',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--inspector-port',
-    String(inspectorPort),
-    '--persist-to',
-    stateDir,
-    '--show-interactive-dev-session=false',
-    '--log-level',
-    'warn',
-    '--var',
-    `PUBLIC_BASE_URL:${baseUrl}`,
-    '--var',
-    `ADMIN_TOKEN:${randomBytes(24).toString('hex')}`,
-    '--var',
-    `OTP_PEPPER:${randomBytes(32).toString('hex')}`,
-    '--var',
-    'SMTP_PASSWORD:',
-  ];
-  const child = spawn(bin('wrangler'), args, {
-    cwd: root,
-    env: ENV,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (chunk) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
-
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {}
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {}
-    }, 5_000);
-    await exited;
-    clearTimeout(timer);
-    try {
-      process.kill(-child.pid, 'SIGKILL'); // anything of the group that outlived wrangler itself
-    } catch {}
-  };
-  return { baseUrl, stop, output: () => output, exited: () => child.exitCode !== null || child.signalCode !== null };
-}
-
-async function waitForHealth(service) {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (service.exited()) throw new Error(`wrangler dev exited before it answered:\n${service.output()}`);
-    try {
-      const res = await fetch(`${service.baseUrl}/health`);
-      if (res.status < 500) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(
-    `wrangler dev did not answer ${service.baseUrl}/health in ${START_TIMEOUT_MS / 1000} s:\n${service.output()}`,
-  );
-}
-
-async function fetchDocument(baseUrl) {
-  const res = await fetch(baseUrl + DOC_PATH);
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`GET ${DOC_PATH} answered ${res.status}:\n${text.slice(0, 2000)}`);
-  JSON.parse(text); // a clear failure here rather than in both linters
-  return text;
-}
 
 /** Runs a command, returns { status, stdout, stderr }; never throws for a non-zero exit. */
 function run(command, args, extra = {}) {
@@ -348,35 +227,11 @@ function clientCheck(documentFile, dir) {
 
 async function main() {
   const work = mkdtempSync(join(tmpdir(), 'postcode-openapi-'));
-  let service;
-  const cleanUp = async () => {
-    await service?.stop();
+  const cleanUp = () => {
     if (!options.keep) rmSync(work, { recursive: true, force: true });
   };
-  for (const [signal, code] of [
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-  ]) {
-    process.once(signal, () => cleanUp().finally(() => process.exit(code)));
-  }
   try {
-    let text;
-    if (options.url) {
-      log(`fetching ${options.url}${DOC_PATH}`);
-      text = await fetchDocument(options.url.replace(/\/$/, ''));
-    } else {
-      log('starting wrangler dev (own port and state directory)');
-      service = await startService(join(work, 'state'));
-      await waitForHealth(service);
-      log(`fetching ${service.baseUrl}${DOC_PATH}`);
-      try {
-        text = await fetchDocument(service.baseUrl);
-      } catch (error) {
-        error.message += `\nwrangler dev output:\n${service.output()}`;
-        throw error;
-      }
-      await service.stop();
-    }
+    const text = await servedDocument({ url: options.url, stateDir: join(work, 'state'), log });
     const file = join(work, 'openapi.json');
     writeFileSync(file, text);
 
@@ -394,14 +249,8 @@ async function main() {
     );
     return failed.length ? 1 : 0;
   } finally {
-    await cleanUp();
+    cleanUp();
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    console.error(`[check:openapi] ${error.message}`);
-    process.exit(1);
-  },
-);
+runMain('check:openapi', main);

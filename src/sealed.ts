@@ -35,3 +35,24 @@ export async function unseal(sealed: string, secret: string, purpose: SealPurpos
     fromBase64(data),
   );
 }
+
+/**
+ * What an isolate opened from sealed text, kept (at most `max`, the oldest dropped first) so that a hot path opens
+ * each value once. The key must name the secret and the sealed text; a failure is not kept, so the next call tries
+ * again (and fails the same way if the secret is wrong).
+ */
+export class OpenedOnce<T> {
+  private readonly opened = new Map<string, Promise<T>>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: string, open: () => Promise<T>): Promise<T> {
+    const cached = this.opened.get(key);
+    if (cached) return cached;
+    const value = open();
+    if (this.opened.size >= this.max) this.opened.delete(this.opened.keys().next().value as string);
+    this.opened.set(key, value);
+    value.catch(() => this.opened.delete(key));
+    return value;
+  }
+}

@@ -3,11 +3,13 @@
 import { config, otpPepper } from '../config';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
-import { type SealPurpose, seal, unseal } from '../sealed';
+import { OpenedOnce, type SealPurpose, seal, unseal } from '../sealed';
 import type { TurnstileSetting } from '../store/control/otp-tokens';
 import type { Credential } from './credential';
 
 const PURPOSE: SealPurpose = { info: 'postcode turnstile secret', name: 'Turnstile secret' };
+/** Opened Turnstile secrets: a challenged send opens its token's secret once per isolate, not on every send. */
+const secrets = new OpenedOnce<string>(1_000);
 /** How long one Siteverify call may take; a call that does not answer in time is tried once more. */
 const SITEVERIFY_TIMEOUT_MS = 3_000;
 
@@ -75,7 +77,11 @@ export async function requireChallenge(
   if (!turnstileToken) {
     throw new ApiError('CHALLENGE_FAILED', 'turnstileToken: this token requires a Turnstile check, and none was sent');
   }
-  const secret = new TextDecoder().decode(await unseal(credential.turnstile.sealedSecret, otpPepper(env), PURPOSE));
+  const { sealedSecret } = credential.turnstile;
+  const pepper = otpPepper(env);
+  const secret = await secrets.get(`${pepper}\u0000${sealedSecret}`, async () =>
+    new TextDecoder().decode(await unseal(sealedSecret, pepper, PURPOSE)),
+  );
   const refusal = await turnstileRefusal(config(env).otp.turnstileVerifyUrl, {
     secret,
     response: turnstileToken,

@@ -2,7 +2,7 @@
 // record, the private half stored sealed (AES-GCM under a key derived from the DKIM_KEY_SECRET secret) and
 // opened once per isolate.
 import { toBase64 } from '../base64';
-import { type SealPurpose, seal, unseal } from '../sealed';
+import { OpenedOnce, type SealPurpose, seal, unseal } from '../sealed';
 
 const RSA = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 const PURPOSE: SealPurpose = { info: 'postcode dkim key', name: 'DKIM key' };
@@ -23,20 +23,10 @@ export async function newDkimKeyPair(secret: string): Promise<{ publicKey: strin
 export const dkimRecordValue = (publicKey: string) => `v=DKIM1; k=rsa; p=${publicKey}`;
 
 /** Opened private keys by sealed text: importing a key costs more than a signature, so an isolate does it once. */
-const opened = new Map<string, Promise<CryptoKey>>();
-const OPENED_MAX = 256;
+const opened = new OpenedOnce<CryptoKey>(256);
 
 /** The signing key in `sealed`; rejects when the secret is not the one that sealed it or the text is not ours. */
-export function openPrivateKey(sealed: string, secret: string): Promise<CryptoKey> {
-  const cached = opened.get(`${secret}\u0000${sealed}`);
-  if (cached) return cached;
-  const key = (async () => {
-    const pkcs8 = await unseal(sealed, secret, PURPOSE);
-    return crypto.subtle.importKey('pkcs8', pkcs8, RSA, false, ['sign']);
-  })();
-  if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value as string);
-  opened.set(`${secret}\u0000${sealed}`, key);
-  // A failure is not kept: the next call tries again (and fails the same way if the secret is wrong).
-  key.catch(() => opened.delete(`${secret}\u0000${sealed}`));
-  return key;
-}
+export const openPrivateKey = (sealed: string, secret: string): Promise<CryptoKey> =>
+  opened.get(`${secret}\u0000${sealed}`, async () =>
+    crypto.subtle.importKey('pkcs8', await unseal(sealed, secret, PURPOSE), RSA, false, ['sign']),
+  );

@@ -26,6 +26,7 @@ import { senderRoutes } from './routes/senders';
 import { suppressionRoutes } from './routes/suppressions';
 import { templateRoutes } from './routes/templates';
 import { verifyPage, verifyPageRoutes } from './routes/verify-page';
+import { webhookListenerRoutes } from './routes/webhook-listeners';
 import { webhookRoutes } from './routes/webhooks';
 
 function toApiError(err: unknown): ApiError {
@@ -63,6 +64,7 @@ export function buildApp() {
   for (const routes of [
     suppressionRoutes,
     webhookRoutes,
+    webhookListenerRoutes,
     backendOtpRoutes,
     emailVerificationRoutes,
     adminAccountRoutes,

@@ -22,6 +22,7 @@ export type IdPrefix =
   | 'req'
   | 'ver'
   | 'whk'
+  | 'lsn'
   | 'dom'
   | 'mem'
   | 'dss'

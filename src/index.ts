@@ -31,3 +31,4 @@ export { AccountStore } from './durable-objects/account-store';
 export { OtpRecipient } from './durable-objects/otp-recipient';
 export { ProviderIndex } from './durable-objects/provider-index';
 export { RateCounter } from './durable-objects/rate-counter';
+export { WebhookListener } from './durable-objects/webhook-listener';

@@ -535,6 +535,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhook-listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The connected listening sessions */
+        get: operations["getApiV1WebhookListeners"];
+        put?: never;
+        /**
+         * Start a listening session (what `postcode webhooks listen` does)
+         * @description The account's events, signed with the session's secret as for an endpoint, are sent into a WebSocket the caller opens at `connectUrl` within 60 s; the caller answers each with the status its own receiver gave, which counts as the endpoint's answer. The session ends when the connection closes, and nothing stays registered. At most 5 connected at once.
+         */
+        post: operations["postApiV1WebhookListeners"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-listeners/{listenerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Connect a listening session (a WebSocket)
+         * @description With `Upgrade: websocket`. Messages down: `{"type":"ready"}`, then `{"type":"event","id","headers","body"}` per delivery (headers and body exactly as an endpoint gets them). Messages up: `{"type":"forwarded","id","status","error"?,"response"?}` within 10 s, and `{"type":"ping"}` (answered `{"type":"pong"}`).
+         */
+        get: operations["getApiV1WebhookListenersListenerId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/backend-otp/send": {
         parameters: {
             query?: never;
@@ -11037,6 +11078,700 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1WebhookListeners: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "listeners": [
+                     *           {
+                     *             "listenerId": "lsn_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *             "events": [
+                     *               "email.sent",
+                     *               "email.bounced"
+                     *             ],
+                     *             "connectedAt": "2026-11-21T22:46:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            listeners: {
+                                listenerId: string;
+                                events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                                connectedAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiV1WebhookListeners: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, at most 524288 bytes (413 beyond) */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "email.sent",
+                 *         "email.bounced"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The events to receive; every event the key's scopes allow when absent */
+                    events?: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "listenerId": "lsn_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *         "events": [
+                     *           "email.sent",
+                     *           "email.bounced"
+                     *         ],
+                     *         "connectUrl": "wss://postcode.example.com/api/v1/webhook-listeners/lsn_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *         "connectBy": "2026-11-21T22:46:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            listenerId: string;
+                            /** @description whsec_…: the signing secret of this session only; shown once */
+                            secret: string;
+                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                            /** @description Open a WebSocket here (with the same key) before connectBy */
+                            connectUrl: string;
+                            connectBy: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1WebhookListenersListenerId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                listenerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the WebSocket of the session */
+            101: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description LISTENER_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LISTENER_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description WEBHOOK_LIMIT_REACHED */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WEBHOOK_LIMIT_REACHED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UPGRADE_REQUIRED */
+            426: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UPGRADE_REQUIRED";
                             message: string;
                             details?: {
                                 path: string;

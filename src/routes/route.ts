@@ -47,7 +47,7 @@ type Shape = {
   query: Params;
   params: Params;
   body: z.ZodType | undefined;
-  status: 200 | 201;
+  status: 101 | 200 | 201;
   content: MediaContent;
 };
 
@@ -205,7 +205,7 @@ export function route<
   const M extends Method,
   const P extends string,
   E extends AppEnv,
-  S extends 200 | 201,
+  S extends 101 | 200 | 201,
   C extends MediaContent,
   Q extends Params = undefined,
   R extends Params = undefined,

@@ -1,9 +1,7 @@
 // Webhook endpoints of an account (any API key; a key subscribes only to events of its scopes), their
 // delivery log, a test event and manual retries.
 
-import type { ApiKeyCredential } from '../auth/credential';
 import { anyApiKey } from '../auth/guards';
-import { ApiError } from '../errors';
 import { linksFilling, linkTo } from '../openapi/document';
 import { RETENTION_NOTE } from '../retention';
 import { pageData, pageQuery, pageRequest } from '../schemas/common';
@@ -14,12 +12,12 @@ import type { WebhookEndpoint } from '../store/account/webhooks';
 import {
   addEndpoint,
   changeEndpoint,
+  checkEventScopes,
   ownEndpoint,
   removeEndpoint,
   retryDelivery,
   sendTestEvent,
 } from '../webhooks/endpoints';
-import { type EventType, scopeOfEvent } from '../webhooks/events';
 import { json, ok, route, router } from './route';
 
 const view = (w: WebhookEndpoint) => ({
@@ -44,13 +42,6 @@ const deliveryView = (d: WebhookDelivery) => ({
   createdAt: d.createdAt,
   updatedAt: d.updatedAt,
 });
-
-function checkScopes(credential: ApiKeyCredential, events: EventType[]) {
-  const missing = events.find((event) => !credential.scopes.includes(scopeOfEvent(event)));
-  if (missing) {
-    throw new ApiError('SCOPE_REQUIRED', `events: ${missing} needs an API key with scope ${scopeOfEvent(missing)}`);
-  }
-}
 
 const EXAMPLE = {
   id: 'whk_3x7kq2mzd5ncw4ty8hbe5vr2a',
@@ -204,7 +195,7 @@ const retry = route({
 export const webhookRoutes = router()
   .openapi(create, async (c) => {
     const body = c.req.valid('json');
-    checkScopes(c.var.credential, body.events);
+    checkEventScopes(c.var.credential.scopes, body.events);
     const endpoint = await addEndpoint(c.env, c.var.credential.accountId, body);
     return ok(c, { ...view(endpoint), secret: endpoint.secret }, 201);
   })
@@ -218,7 +209,7 @@ export const webhookRoutes = router()
   })
   .openapi(update, async (c) => {
     const body = c.req.valid('json');
-    if (body.events) checkScopes(c.var.credential, body.events);
+    if (body.events) checkEventScopes(c.var.credential.scopes, body.events);
     const { webhookId } = c.req.valid('param');
     const { endpoint, secret } = await changeEndpoint(c.env, c.var.credential.accountId, webhookId, body);
     return ok(c, { ...view(endpoint), ...(secret ? { secret } : {}) });

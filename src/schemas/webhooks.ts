@@ -83,3 +83,28 @@ export const delivery = z.object({
 });
 export const deliveryResponse = envelope(delivery);
 export const deliveryListResponse = pageOf('deliveries', delivery);
+
+/** POST /api/v1/webhook-listeners */
+export const createListenerBody = z.strictObject({
+  events: eventList
+    .optional()
+    .openapi({ description: "The events to receive; every event the key's scopes allow when absent" }),
+});
+export const listenerIdParam = z.object({ listenerId: resourceId });
+
+export const listenerCreatedResponse = envelope(
+  z.object({
+    listenerId: z.string(),
+    secret: z.string().openapi({ description: 'whsec_…: the signing secret of this session only; shown once' }),
+    events: z.array(z.enum(EVENT_TYPES)),
+    connectUrl: z.string().openapi({ description: 'Open a WebSocket here (with the same key) before connectBy' }),
+    connectBy: z.string(),
+  }),
+);
+export const listenerListResponse = envelope(
+  z.object({
+    listeners: z.array(
+      z.object({ listenerId: z.string(), events: z.array(z.enum(EVENT_TYPES)), connectedAt: z.string() }),
+    ),
+  }),
+);

@@ -7,6 +7,7 @@ import type { Delivery, WebhookJob } from '../queue/jobs';
 import { accountStore } from '../store/account/client';
 import type { AccountSql } from '../store/account/object-sql';
 import { type ClaimedDelivery, claimOverdueDeliveries } from '../store/account/webhook-deliveries';
+import { deliverToListener, LISTENER_URL_PREFIX } from './listener-object';
 
 const TIMEOUT_MS = 10_000;
 /** The lease covers one POST (10 s timeout) and its record. */
@@ -83,19 +84,23 @@ async function startOfBody(res: Response): Promise<string> {
   return text;
 }
 
-async function post(delivery: ClaimedDelivery): Promise<Answer> {
+async function post(env: Bindings, delivery: ClaimedDelivery): Promise<Answer> {
   const sentAt = new Date();
   const signature = new Webhook(delivery.secret).sign(delivery.id, sentAt, delivery.payload);
+  const headers = {
+    'Content-Type': 'application/json',
+    'User-Agent': 'postcode-webhooks/1',
+    'webhook-id': delivery.id,
+    'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+    'webhook-signature': signature,
+  };
+  if (delivery.url.startsWith(LISTENER_URL_PREFIX)) {
+    return deliverToListener(env, delivery.url, { id: delivery.id, headers, body: delivery.payload });
+  }
   try {
     const res = await fetch(delivery.url, {
       method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        'User-Agent': 'postcode-webhooks/1',
-        'webhook-id': delivery.id,
-        'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-        'webhook-signature': signature,
-      },
+      headers,
       body: delivery.payload,
       redirect: 'manual', // a redirect could lead anywhere: it counts as a failure
       signal: AbortSignal.timeout(TIMEOUT_MS),
@@ -123,7 +128,7 @@ export async function deliverWebhooks(
       const store = accountStore(env, job.accountId);
       const delivery = await store.claimDelivery(job.deliveryId, LEASE_SECONDS);
       if (!delivery) return message.ack(); // done, not due, leased elsewhere, or its endpoint is off
-      const answer = await post(delivery);
+      const answer = await post(env, delivery);
       const delivered = answer.error === null;
       const delay = RETRY_DELAYS_SECONDS[delivery.attempts];
       const outcome = delivered ? 'delivered' : delay === undefined ? 'failed' : 'pending';

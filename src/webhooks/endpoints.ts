@@ -1,5 +1,6 @@
 // An account's webhook endpoints: the rules the API's routes and the dashboard's forms share (the URL check, the
 // limit, a new secret, the subscriptions cache), the test event and a manual retry.
+
 import { config } from '../config';
 import type { Bindings } from '../env';
 import { ApiError } from '../errors';
@@ -8,8 +9,9 @@ import { checkOutboundUrl } from '../net/outbound-url';
 import { accountStore } from '../store/account/client';
 import type { WebhookDelivery } from '../store/account/webhook-deliveries';
 import type { EndpointChanges, WebhookEndpoint } from '../store/account/webhooks';
+import type { Scope } from '../store/control/credentials';
 import { queueDeliveries } from './deliver';
-import type { EventType } from './events';
+import { type EventType, scopeOfEvent } from './events';
 import { forgetSubscriptions } from './record';
 
 export const webhookNotFound = () =>
@@ -23,6 +25,14 @@ function checkedUrl(env: Bindings, url: string): string {
     });
   }
   return result.url;
+}
+
+/** 403 when an event needs a scope the key lacks (a key subscribes only to events of its scopes). */
+export function checkEventScopes(scopes: Scope[], events: EventType[]) {
+  const missing = events.find((event) => !scopes.includes(scopeOfEvent(event)));
+  if (missing) {
+    throw new ApiError('SCOPE_REQUIRED', `events: ${missing} needs an API key with scope ${scopeOfEvent(missing)}`);
+  }
 }
 
 export async function ownEndpoint(env: Bindings, accountId: string, id: string): Promise<WebhookEndpoint> {

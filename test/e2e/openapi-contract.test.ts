@@ -1,7 +1,8 @@
 // Contract test against the running service: the document validates as OpenAPI 3.1, and for every
 // documented operation real responses (successes and errors) validate against the documented schema.
 
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
@@ -53,6 +54,34 @@ async function check(
   }
   validated.add(`${method} ${template} ${res.status}`);
   return { status: res.status, json: contentType === 'application/json' ? JSON.parse(text) : text };
+}
+
+/** A WebSocket handshake (the documented success of an upgrade route is 101, which fetch cannot show). */
+async function checkUpgrade(template: string, path: string, token: string) {
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = request(service.baseUrl + path, {
+      headers: {
+        Authorization: `Bearer ${token}`,
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
+      },
+    });
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  expect(status, `GET ${path}: the handshake`).toBe(101);
+  expect(doc.paths[template]?.get?.responses['101'], `GET ${template} documents 101`).toBeDefined();
+  validated.add(`GET ${template} 101`);
 }
 
 async function codeFromInbox(email: string): Promise<string> {
@@ -337,6 +366,18 @@ describe('OpenAPI document', () => {
     await check('POST', retryPath, `/api/v1/webhooks/${hook.id}/deliveries/msg_unknown/retry`, { token: mailKey });
     await check('DELETE', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey });
     await check('DELETE', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey });
+
+    // Listening sessions: the start as JSON, then the WebSocket itself
+    const listenersPath = '/api/v1/webhook-listeners';
+    const listener = (
+      await check('POST', listenersPath, listenersPath, { token: mailKey, body: { events: ['email.sent'] } })
+    ).json.data;
+    await check('POST', listenersPath, listenersPath, { token: mailKey, body: { events: ['otp.sent'] } });
+    await check('GET', listenersPath, listenersPath, { token: mailKey });
+    await check('GET', listenersPath, listenersPath, {});
+    const connectPath = '/api/v1/webhook-listeners/{listenerId}';
+    await check('GET', connectPath, `/api/v1/webhook-listeners/${listener.listenerId}`, { token: mailKey });
+    await checkUpgrade(connectPath, `/api/v1/webhook-listeners/${listener.listenerId}`, mailKey);
     await check('POST', '/api/v1/emails', '/api/v1/emails', { token: mailKey, body: { to } });
     await check('POST', '/api/v1/emails', '/api/v1/emails', {
       token: serverKey,
@@ -527,8 +568,10 @@ describe('OpenAPI document', () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const seen = [...validated].filter((v) => v.startsWith(`${method.toUpperCase()} ${path} `));
+        // The documented success: a 2xx, or 101 for a WebSocket route.
+        const success = '101' in operation.responses ? /\s101$/ : /\s2\d\d$/;
         expect(
-          seen.some((v) => /\s2\d\d$/.test(v)),
+          seen.some((v) => success.test(v)),
           `${method} ${path}: no success response validated`,
         ).toBe(true);
         const documentsErrors = Object.keys(operation.responses).some((status) => status >= '400' && status !== '500');

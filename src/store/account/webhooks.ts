@@ -71,7 +71,7 @@ export async function createEndpoint(
     .prepare(
       `INSERT INTO webhook_endpoints (id, account_id, url, events, description, secret, enabled, created_at, updated_at)
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7
-       WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ?2) < ?8
+       WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ?2 AND listener = 0) < ?8
        RETURNING *`,
     )
     .bind(
@@ -90,7 +90,7 @@ export async function createEndpoint(
 
 export async function listEndpoints(db: AccountSql, accountId: string): Promise<WebhookEndpoint[]> {
   const rows = await db
-    .prepare('SELECT * FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id')
+    .prepare('SELECT * FROM webhook_endpoints WHERE account_id = ? AND listener = 0 ORDER BY created_at, id')
     .bind(accountId)
     .all<EndpointRow>();
   return rows.results.map(toEndpoint);
@@ -98,7 +98,7 @@ export async function listEndpoints(db: AccountSql, accountId: string): Promise<
 
 export async function findEndpoint(db: AccountSql, accountId: string, id: string): Promise<WebhookEndpoint | null> {
   const row = await db
-    .prepare('SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ?')
+    .prepare('SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND listener = 0')
     .bind(id, accountId)
     .first<EndpointRow>();
   return row ? toEndpoint(row) : null;
@@ -120,7 +120,7 @@ export async function updateEndpoint(
          enabled = COALESCE(?8, enabled),
          disabled_reason = CASE WHEN ?8 = 1 THEN NULL ELSE disabled_reason END,
          failing_since = CASE WHEN ?8 = 1 THEN NULL ELSE failing_since END, updated_at = ?9
-       WHERE id = ?1 AND account_id = ?2 RETURNING *`,
+       WHERE id = ?1 AND account_id = ?2 AND listener = 0 RETURNING *`,
     )
     .bind(
       id,
@@ -138,8 +138,14 @@ export async function updateEndpoint(
 }
 
 export async function deleteEndpoint(db: AccountSql, accountId: string, id: string): Promise<boolean> {
+  return deleteEndpointOfKind(db, accountId, id, 0);
+}
+
+async function deleteEndpointOfKind(db: AccountSql, accountId: string, id: string, listener: 0 | 1) {
   const [removed] = await db.batch([
-    db.prepare('DELETE FROM webhook_endpoints WHERE id = ? AND account_id = ?').bind(id, accountId),
+    db
+      .prepare('DELETE FROM webhook_endpoints WHERE id = ? AND account_id = ? AND listener = ?')
+      .bind(id, accountId, listener),
     db
       .prepare(
         `DELETE FROM webhook_deliveries WHERE endpoint_id = ?1
@@ -148,6 +154,57 @@ export async function deleteEndpoint(db: AccountSql, accountId: string, id: stri
       .bind(id),
   ]);
   return removed!.meta.changes > 0;
+}
+
+/** How many listening sessions (`postcode webhooks listen`) an account may have connected at once. */
+export const MAX_LISTENERS_PER_ACCOUNT = 5;
+
+export type Listener = { id: string; events: EventType[]; createdAt: string };
+
+/**
+ * Registers a connected listening session as an endpoint of its own kind: the API's endpoint routes neither
+ * show nor count it, deliveries reach it like any endpoint's (its URL names the session). False when the account
+ * has `MAX_LISTENERS_PER_ACCOUNT` already.
+ */
+export async function addListener(
+  db: AccountSql,
+  listener: { id: string; accountId: string; events: EventType[]; secret: string },
+): Promise<boolean> {
+  const at = nowIso();
+  const row = await db
+    .prepare(
+      `INSERT INTO webhook_endpoints (id, account_id, url, events, secret, enabled, listener, created_at, updated_at)
+       SELECT ?1, ?2, 'listen:' || ?1, ?3, ?4, 1, 1, ?5, ?5
+       WHERE (SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ?2 AND listener = 1) < ?6
+       RETURNING id`,
+    )
+    .bind(
+      listener.id,
+      listener.accountId,
+      JSON.stringify(listener.events),
+      listener.secret,
+      at,
+      MAX_LISTENERS_PER_ACCOUNT,
+    )
+    .first<{ id: string }>();
+  return row !== null;
+}
+
+/** Forgets a listening session and its deliveries; false when it was gone already. */
+export async function removeListener(db: AccountSql, accountId: string, id: string): Promise<boolean> {
+  return deleteEndpointOfKind(db, accountId, id, 1);
+}
+
+/** The account's connected listening sessions, oldest first. */
+export async function listListeners(db: AccountSql, accountId: string): Promise<Listener[]> {
+  const rows = await db
+    .prepare(
+      `SELECT id, events, created_at FROM webhook_endpoints WHERE account_id = ? AND listener = 1
+       ORDER BY created_at, id`,
+    )
+    .bind(accountId)
+    .all<{ id: string; events: string; created_at: string }>();
+  return rows.results.map((r) => ({ id: r.id, events: JSON.parse(r.events) as EventType[], createdAt: r.created_at }));
 }
 
 /**

@@ -107,7 +107,9 @@ export class Transport {
     if (!options?.baseUrl) throw new TypeError('postcode: baseUrl is required (where your postcode runs)');
     this.#token = token;
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#fetch = options.fetch ?? ((...args) => globalThis.fetch(...args));
+    // Called unbound: a page's `window.fetch`, passed as the option, throws "Illegal invocation" on another `this`.
+    const given = options.fetch;
+    this.#fetch = (...args) => (given ?? globalThis.fetch)(...args);
     this.#maxRetries = options.maxRetries ?? 2;
     this.#maxRetryAfter = options.maxRetryAfterSeconds ?? 10;
     this.#timeoutMs = options.timeoutMs ?? 30_000;

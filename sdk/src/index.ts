@@ -127,6 +127,13 @@ export class Postcode {
         'deliveries',
         query,
       ),
+    /**
+     * Starts a listening session: the account's events come into a WebSocket at `connectUrl` (what
+     * `postcode webhooks listen` holds), signed with the session's own secret.
+     */
+    openListener: (request: BodyOf<'postApiV1WebhookListeners'> = {}) =>
+      this.#call<'postApiV1WebhookListeners'>('POST', '/api/v1/webhook-listeners', request),
+    listeners: () => this.#get<'getApiV1WebhookListeners'>('/api/v1/webhook-listeners'),
     retryDelivery: (webhookId: string, deliveryId: string) =>
       this.#call<'postApiV1WebhooksWebhookIdDeliveriesDeliveryIdRetry'>(
         'POST',

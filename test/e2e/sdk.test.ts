@@ -50,6 +50,15 @@ describe('the SDK where users run it', () => {
     await expect.poll(() => statusOf(data.id), { timeout: 30_000 }).toBe('SENT');
   });
 
+  it('a CommonJS script requires it (no second build: Node loads the ESM through require)', () => {
+    const script = `const { Postcode, verifyWebhook } = require('postcode');
+const { createOtpClient } = require('postcode/browser');
+console.log([typeof Postcode, typeof verifyWebhook, typeof createOtpClient].join(' '));`;
+    const run = spawnSync(process.execPath, ['--input-type=commonjs', '-e', script], { cwd: root, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('function function function');
+  });
+
   it("README.md's SDK example runs as written (`node send.mjs` with PC and KEY exported)", async () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const example = [...readme.matchAll(/^```js\n([\s\S]*?)^```$/gm)]

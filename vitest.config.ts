@@ -47,6 +47,7 @@ const workersProject = (name: string, include: string[]) => ({
           DNS_RESOLVER_URL: `${inject('dnsStubUrl')}/dns-query`,
           TURNSTILE_VERIFY_URL: `${inject('turnstileStubUrl')}/siteverify`,
           RETURN_PATH_MX: 'mx.postcode.test',
+          INBOUND_DOMAIN: 'inbound.postcode.test',
           SPF_INCLUDE: 'spf.relay.test',
           PUBLIC_BASE_URL: 'http://postcode.test',
           // Retries without waiting, so retry-to-dead-letter runs end to end in seconds.

@@ -237,6 +237,8 @@ const startVars = (dnsUrl, siteverifyUrl) => ({
   RETURN_PATH_MX: LOCAL_RETURN_PATH_MX,
   // Every local mail gets a return path postcode reads, so `npm run simulate` can bounce any of them.
   RETURN_PATH_DOMAIN: 'bounces.postcode.localhost',
+  // Every account receives at <its slug>.inbound.postcode.localhost (mail reaches it through the local email handler).
+  INBOUND_DOMAIN: 'inbound.postcode.localhost',
 });
 
 /**

@@ -16,6 +16,7 @@ import { docsRoutes } from './routes/docs';
 import { domainRoutes } from './routes/domains';
 import { emailVerificationRoutes } from './routes/email-verification';
 import { emailRoutes } from './routes/emails';
+import { inboundRoutes } from './routes/inbound';
 import { instantOtpRoutes, otpCors } from './routes/instant-otp';
 import { memberRoutes } from './routes/members';
 import { metaRoutes } from './routes/meta';
@@ -65,6 +66,7 @@ export function buildApp() {
     suppressionRoutes,
     webhookRoutes,
     webhookListenerRoutes,
+    inboundRoutes,
     backendOtpRoutes,
     emailVerificationRoutes,
     adminAccountRoutes,

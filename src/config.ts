@@ -64,6 +64,8 @@ export type Config = {
   domains: DomainsConfig;
   /** What comes back after the relay: where feedback loops report, and how long a hard bounce suppresses. */
   feedback: FeedbackConfig;
+  /** INBOUND_DOMAIN: every account receives at `<its slug>.<domain>`; null: no receiving subdomains. */
+  inbound: { domain: string | null };
 };
 
 export type FeedbackConfig = {
@@ -195,6 +197,7 @@ const schema = z
     RETURN_PATH_MX: optional(lowerHostName),
     SPF_INCLUDE: optional(spfDomain),
     RETURN_PATH_DOMAIN: optional(lowerHostName),
+    INBOUND_DOMAIN: optional(lowerHostName),
     FEEDBACK_ADDRESS: withDefault(
       z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'expected the local part of an address, such as fbl' }),
       'fbl',
@@ -263,6 +266,7 @@ const schema = z
         spfInclude: vars.SPF_INCLUDE ?? null,
         globalReturnPath: vars.RETURN_PATH_DOMAIN ?? null,
       },
+      inbound: { domain: vars.INBOUND_DOMAIN ?? null },
       feedback: {
         feedbackLocalPart: vars.FEEDBACK_ADDRESS.toLowerCase(),
         hardBounceDays: vars.SUPPRESS_HARD_BOUNCE_DAYS,

@@ -23,6 +23,7 @@ export type IdPrefix =
   | 'ver'
   | 'whk'
   | 'lsn'
+  | 'inr'
   | 'dom'
   | 'mem'
   | 'dss'

@@ -55,6 +55,7 @@ const DEFAULTS = {
     globalReturnPath: null,
   },
   feedback: { feedbackLocalPart: 'fbl', hardBounceDays: 30 },
+  inbound: { domain: null },
 };
 
 const ALL_VARS = [
@@ -93,6 +94,7 @@ const ALL_VARS = [
   'RETURN_PATH_MX',
   'SPF_INCLUDE',
   'RETURN_PATH_DOMAIN',
+  'INBOUND_DOMAIN',
 ];
 
 /** The error thrown for these vars: a plain Error (500 at the first request), never an ApiError. */
@@ -198,6 +200,7 @@ describe('config: valid values', () => {
         RETURN_PATH_MX: 'MX.Postcode.Example',
         SPF_INCLUDE: '_spf.relay.example',
         RETURN_PATH_DOMAIN: 'bounces.postcode.example',
+        INBOUND_DOMAIN: 'Inbound.Postcode.Example',
       }),
     );
     expect(parsed).toEqual({
@@ -244,6 +247,7 @@ describe('config: valid values', () => {
         globalReturnPath: 'bounces.postcode.example',
       },
       feedback: { feedbackLocalPart: 'fbl', hardBounceDays: 30 },
+      inbound: { domain: 'inbound.postcode.example' },
     });
   });
 

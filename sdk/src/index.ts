@@ -141,6 +141,21 @@ export class Postcode {
       ),
   };
 
+  /** Receiving mail: the account's receiving domains and its inbound routes (a live mail key). */
+  readonly inbound = {
+    addresses: () => this.#get<'getApiV1InboundAddresses'>('/api/v1/inbound/addresses'),
+    routes: {
+      create: (route: BodyOf<'postApiV1InboundRoutes'>) =>
+        this.#call<'postApiV1InboundRoutes'>('POST', '/api/v1/inbound/routes', route),
+      list: () => this.#get<'getApiV1InboundRoutes'>('/api/v1/inbound/routes'),
+      get: (routeId: string) => this.#get<'getApiV1InboundRoutesRouteId'>(at('/api/v1/inbound/routes/{id}', routeId)),
+      update: (routeId: string, change: BodyOf<'patchApiV1InboundRoutesRouteId'>) =>
+        this.#call<'patchApiV1InboundRoutesRouteId'>('PATCH', at('/api/v1/inbound/routes/{id}', routeId), change),
+      remove: (routeId: string) =>
+        this.#call<'deleteApiV1InboundRoutesRouteId'>('DELETE', at('/api/v1/inbound/routes/{id}', routeId)),
+    },
+  };
+
   /** One-time codes with a server key. OTP sends are never repeated after a 5xx (that could mail two codes). */
   readonly otp = {
     backend: {

@@ -576,6 +576,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/inbound/addresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's receiving domains
+         * @description Mail to any address on these domains reaches the account; its routes decide what happens, and mail no route matches is refused. Forward your own `support@` here from any mail host.
+         */
+        get: operations["getApiV1InboundAddresses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inbound/routes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's inbound routes */
+        get: operations["getApiV1InboundRoutes"];
+        put?: never;
+        /**
+         * Add an inbound route
+         * @description The most specific pattern wins: exact, then sub-addresses, then any. A new account has no routes: mail to an address no route matches is refused. At most 100 per account.
+         */
+        post: operations["postApiV1InboundRoutes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inbound/routes/{routeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an inbound route */
+        get: operations["getApiV1InboundRoutesRouteId"];
+        put?: never;
+        post?: never;
+        /** Delete an inbound route */
+        delete: operations["deleteApiV1InboundRoutesRouteId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an inbound route's action
+         * @description The pattern stays: to move a route, delete it and add another.
+         */
+        patch: operations["patchApiV1InboundRoutesRouteId"];
+        trace?: never;
+    };
     "/api/v1/backend-otp/send": {
         parameters: {
             query?: never;
@@ -11772,6 +11835,1401 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UPGRADE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1InboundAddresses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "domains": [
+                     *           {
+                     *             "domain": "acme.inbound.postcode.example",
+                     *             "kind": "subdomain"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            domains: {
+                                /** @description Mail to any address here reaches the account (routes decide what happens) */
+                                domain: string;
+                                /**
+                                 * @description `subdomain`: the account's own under the service's INBOUND_DOMAIN
+                                 * @enum {string}
+                                 */
+                                kind: "subdomain";
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1InboundRoutes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "routes": [
+                     *           {
+                     *             "id": "inr_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *             "pattern": "support@acme.inbound.postcode.example",
+                     *             "action": "webhook",
+                     *             "createdAt": "2026-11-21T22:45:00.000Z",
+                     *             "updatedAt": "2026-11-21T22:45:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            routes: {
+                                id: string;
+                                pattern: string;
+                                /** @enum {string} */
+                                action: "webhook" | "store" | "reject";
+                                rejectReason?: string;
+                                createdAt: string;
+                                updatedAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiV1InboundRoutes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, at most 524288 bytes (413 beyond) */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "pattern": "support@acme.inbound.postcode.example",
+                 *       "action": "webhook"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `support@…` (exactly that address), `support+*@…` (its sub-addresses, not support itself) or `*@…` (any), on one of the account's receiving domains; case does not matter
+                     * @example support@acme.inbound.postcode.example
+                     */
+                    pattern: string;
+                    /** @enum {string} */
+                    action: "reject";
+                    /** @description With `reject`: what the sending server is told */
+                    rejectReason?: string;
+                } | {
+                    /**
+                     * @description `support@…` (exactly that address), `support+*@…` (its sub-addresses, not support itself) or `*@…` (any), on one of the account's receiving domains; case does not matter
+                     * @example support@acme.inbound.postcode.example
+                     */
+                    pattern: string;
+                    /** @enum {string} */
+                    action: "webhook" | "store";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "inr_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *         "pattern": "support@acme.inbound.postcode.example",
+                     *         "action": "webhook",
+                     *         "createdAt": "2026-11-21T22:45:00.000Z",
+                     *         "updatedAt": "2026-11-21T22:45:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            pattern: string;
+                            /** @enum {string} */
+                            action: "webhook" | "store" | "reject";
+                            rejectReason?: string;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INBOUND_ROUTE_EXISTS, INBOUND_ROUTE_LIMIT_REACHED */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INBOUND_ROUTE_EXISTS" | "INBOUND_ROUTE_LIMIT_REACHED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1InboundRoutesRouteId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                routeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "inr_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *         "pattern": "support@acme.inbound.postcode.example",
+                     *         "action": "webhook",
+                     *         "createdAt": "2026-11-21T22:45:00.000Z",
+                     *         "updatedAt": "2026-11-21T22:45:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            pattern: string;
+                            /** @enum {string} */
+                            action: "webhook" | "store" | "reject";
+                            rejectReason?: string;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INBOUND_ROUTE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INBOUND_ROUTE_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteApiV1InboundRoutesRouteId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                routeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "inr_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INBOUND_ROUTE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INBOUND_ROUTE_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    patchApiV1InboundRoutesRouteId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                routeId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 524288 bytes (413 beyond) */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "reject",
+                 *       "rejectReason": "Write to help@acme.example instead"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `webhook`: stored and sent as `email.received` to the endpoints subscribed to it; `store`: stored only; `reject`: refused at SMTP with `rejectReason`
+                     * @enum {string}
+                     */
+                    action?: "webhook" | "store" | "reject";
+                    /** @description With `reject`: what the sending server is told */
+                    rejectReason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "inr_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *         "pattern": "support@acme.inbound.postcode.example",
+                     *         "action": "reject",
+                     *         "createdAt": "2026-11-21T22:45:00.000Z",
+                     *         "updatedAt": "2026-11-21T22:45:00.000Z",
+                     *         "rejectReason": "Write to help@acme.example instead"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            pattern: string;
+                            /** @enum {string} */
+                            action: "webhook" | "store" | "reject";
+                            rejectReason?: string;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INBOUND_ROUTE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INBOUND_ROUTE_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
                             message: string;
                             details?: {
                                 path: string;

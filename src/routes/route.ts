@@ -23,6 +23,7 @@ export type Tag =
   | 'Senders'
   | 'Suppressions'
   | 'Webhooks'
+  | 'Inbound'
   | 'Instant OTP'
   | 'Legacy OTP'
   | 'Backend OTP'

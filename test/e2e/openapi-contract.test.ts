@@ -367,6 +367,32 @@ describe('OpenAPI document', () => {
     await check('DELETE', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey });
     await check('DELETE', hookPath, `/api/v1/webhooks/${hook.id}`, { token: mailKey });
 
+    // Receiving: the account's domains and its inbound routes
+    const inboundDomain = (
+      await check('GET', '/api/v1/inbound/addresses', '/api/v1/inbound/addresses', { token: mailKey })
+    ).json.data.domains[0].domain;
+    await check('GET', '/api/v1/inbound/addresses', '/api/v1/inbound/addresses', { token: serverKey });
+    const routesPath = '/api/v1/inbound/routes';
+    const inboundRoute = (
+      await check('POST', routesPath, routesPath, {
+        token: mailKey,
+        body: { pattern: `contract+*@${inboundDomain}`, action: 'store' },
+      })
+    ).json.data;
+    await check('POST', routesPath, routesPath, {
+      token: mailKey,
+      body: { pattern: 'x@example.com', action: 'store' },
+    });
+    await check('GET', routesPath, routesPath, { token: mailKey });
+    await check('GET', routesPath, routesPath, { token: serverKey });
+    const routePath = '/api/v1/inbound/routes/{routeId}';
+    await check('GET', routePath, `${routesPath}/${inboundRoute.id}`, { token: mailKey });
+    await check('GET', routePath, `${routesPath}/inr_unknown`, { token: mailKey });
+    await check('PATCH', routePath, `${routesPath}/${inboundRoute.id}`, { token: mailKey, body: { action: 'reject' } });
+    await check('PATCH', routePath, `${routesPath}/${inboundRoute.id}`, { token: mailKey, body: {} });
+    await check('DELETE', routePath, `${routesPath}/${inboundRoute.id}`, { token: mailKey });
+    await check('DELETE', routePath, `${routesPath}/${inboundRoute.id}`, { token: mailKey });
+
     // Listening sessions: the start as JSON, then the WebSocket itself
     const listenersPath = '/api/v1/webhook-listeners';
     const listener = (

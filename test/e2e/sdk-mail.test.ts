@@ -254,3 +254,21 @@ describe('metrics', () => {
     await expect.poll(queuedCount, { timeout: 15_000 }).toBeGreaterThanOrEqual(before + 1);
   });
 });
+
+describe('inbound', () => {
+  it('addresses names the receiving subdomain; routes create, list, get, update, remove', async () => {
+    const { data: addresses } = await pc.inbound.addresses();
+    const domain = addresses!.domains[0]!.domain;
+    expect(domain).toMatch(/\.inbound\.postcode\.localhost$/);
+    const { data: route, error } = await pc.inbound.routes.create({ pattern: `support@${domain}`, action: 'webhook' });
+    expect(error).toBeNull();
+    expect(route).toMatchObject({ pattern: `support@${domain}`, action: 'webhook' });
+    expect((await pc.inbound.routes.list()).data!.routes.map((r) => r.id)).toContain(route!.id);
+    expect((await pc.inbound.routes.get(route!.id)).data).toEqual(route);
+    const { data: changed } = await pc.inbound.routes.update(route!.id, { action: 'reject', rejectReason: 'Gone' });
+    expect(changed).toMatchObject({ action: 'reject', rejectReason: 'Gone' });
+    expect((await pc.inbound.routes.remove(route!.id)).data).toEqual({ id: route!.id, deleted: true });
+    const { error: gone } = await pc.inbound.routes.get(route!.id);
+    expect(gone).toMatchObject({ code: 'INBOUND_ROUTE_NOT_FOUND', status: 404 });
+  });
+});

@@ -17,6 +17,7 @@ import { domainRoutes } from './routes/domains';
 import { emailVerificationRoutes } from './routes/email-verification';
 import { emailRoutes } from './routes/emails';
 import { inboundRoutes } from './routes/inbound';
+import { inboundMessageRoutes } from './routes/inbound-messages';
 import { instantOtpRoutes, otpCors } from './routes/instant-otp';
 import { memberRoutes } from './routes/members';
 import { metaRoutes } from './routes/meta';
@@ -67,6 +68,7 @@ export function buildApp() {
     webhookRoutes,
     webhookListenerRoutes,
     inboundRoutes,
+    inboundMessageRoutes,
     backendOtpRoutes,
     emailVerificationRoutes,
     adminAccountRoutes,

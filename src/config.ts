@@ -64,8 +64,12 @@ export type Config = {
   domains: DomainsConfig;
   /** What comes back after the relay: where feedback loops report, and how long a hard bounce suppresses. */
   feedback: FeedbackConfig;
-  /** INBOUND_DOMAIN: every account receives at `<its slug>.<domain>`; null: no receiving subdomains. */
-  inbound: { domain: string | null };
+  /**
+   * INBOUND_DOMAIN: every account receives at `<its slug>.<domain>` (null: no receiving subdomains);
+   * INBOUND_MAX_BYTES: a larger message is refused; INBOUND_RATE_PER_ACCOUNT: messages an account takes in a
+   * minute (0: no limit).
+   */
+  inbound: { domain: string | null; maxBytes: number; perAccountPerMinute: number };
 };
 
 export type FeedbackConfig = {
@@ -198,6 +202,8 @@ const schema = z
     SPF_INCLUDE: optional(spfDomain),
     RETURN_PATH_DOMAIN: optional(lowerHostName),
     INBOUND_DOMAIN: optional(lowerHostName),
+    INBOUND_MAX_BYTES: withDefault(wholeNumber(1_024, 26_214_400), 26_214_400),
+    INBOUND_RATE_PER_ACCOUNT: withDefault(wholeNumber(0), 120),
     FEEDBACK_ADDRESS: withDefault(
       z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'expected the local part of an address, such as fbl' }),
       'fbl',
@@ -266,7 +272,11 @@ const schema = z
         spfInclude: vars.SPF_INCLUDE ?? null,
         globalReturnPath: vars.RETURN_PATH_DOMAIN ?? null,
       },
-      inbound: { domain: vars.INBOUND_DOMAIN ?? null },
+      inbound: {
+        domain: vars.INBOUND_DOMAIN ?? null,
+        maxBytes: vars.INBOUND_MAX_BYTES,
+        perAccountPerMinute: vars.INBOUND_RATE_PER_ACCOUNT,
+      },
       feedback: {
         feedbackLocalPart: vars.FEEDBACK_ADDRESS.toLowerCase(),
         hardBounceDays: vars.SUPPRESS_HARD_BOUNCE_DAYS,

@@ -24,6 +24,7 @@ export type IdPrefix =
   | 'whk'
   | 'lsn'
   | 'inr'
+  | 'inm'
   | 'dom'
   | 'mem'
   | 'dss'

@@ -1,5 +1,6 @@
 import { buildApp } from './app';
 import type { Bindings } from './env';
+import { receiveInbound } from './inbound/receive';
 import { checkDueDomains } from './mail/domains';
 import { receiveMail } from './mail/inbound';
 import { deliverMailBatch, handleDeadLetters } from './queue/consumer';
@@ -15,9 +16,10 @@ export default {
     else if (batch.queue === 'postcode-email-events') await applyEmailEvents(batch as MessageBatch<unknown>, env);
     else await deliverMailBatch(batch, env);
   },
-  // Bounces and complaints mailed to the return path domains (docs/delivery.md).
+  // Mail to the accounts' receiving domains (docs/inbound.md); bounces and complaints to the return path domains
+  // (docs/delivery.md).
   async email(message, env) {
-    const outcome = await receiveMail(message, env);
+    const outcome = (await receiveInbound(message, env)) ?? (await receiveMail(message, env));
     console.info('inbound mail', message.to, outcome);
   },
   // Every minute, the control plane's own work: sending domains due a DNS check get it. Each account's mail

@@ -55,7 +55,7 @@ const DEFAULTS = {
     globalReturnPath: null,
   },
   feedback: { feedbackLocalPart: 'fbl', hardBounceDays: 30 },
-  inbound: { domain: null },
+  inbound: { domain: null, maxBytes: 26_214_400, perAccountPerMinute: 120 },
 };
 
 const ALL_VARS = [
@@ -95,6 +95,8 @@ const ALL_VARS = [
   'SPF_INCLUDE',
   'RETURN_PATH_DOMAIN',
   'INBOUND_DOMAIN',
+  'INBOUND_MAX_BYTES',
+  'INBOUND_RATE_PER_ACCOUNT',
 ];
 
 /** The error thrown for these vars: a plain Error (500 at the first request), never an ApiError. */
@@ -201,6 +203,8 @@ describe('config: valid values', () => {
         SPF_INCLUDE: '_spf.relay.example',
         RETURN_PATH_DOMAIN: 'bounces.postcode.example',
         INBOUND_DOMAIN: 'Inbound.Postcode.Example',
+        INBOUND_MAX_BYTES: '1048576',
+        INBOUND_RATE_PER_ACCOUNT: '30',
       }),
     );
     expect(parsed).toEqual({
@@ -247,7 +251,7 @@ describe('config: valid values', () => {
         globalReturnPath: 'bounces.postcode.example',
       },
       feedback: { feedbackLocalPart: 'fbl', hardBounceDays: 30 },
-      inbound: { domain: 'inbound.postcode.example' },
+      inbound: { domain: 'inbound.postcode.example', maxBytes: 1_048_576, perAccountPerMinute: 30 },
     });
   });
 

@@ -143,6 +143,10 @@ export class Postcode {
 
   /** Receiving mail: the account's receiving domains and its inbound routes (a live mail key). */
   readonly inbound = {
+    /** Received mail, newest first (`for await` follows the cursor). The bytes: GET `rawUrl`/`url` with the key. */
+    list: (query?: QueryOf<'getApiV1Inbound'>) =>
+      this.#list<'getApiV1Inbound', 'messages'>('/api/v1/inbound', 'messages', query),
+    get: (inboundId: string) => this.#get<'getApiV1InboundInboundId'>(at('/api/v1/inbound/{id}', inboundId)),
     addresses: () => this.#get<'getApiV1InboundAddresses'>('/api/v1/inbound/addresses'),
     routes: {
       create: (route: BodyOf<'postApiV1InboundRoutes'>) =>

@@ -639,6 +639,74 @@ export interface paths {
         patch: operations["patchApiV1InboundRoutesRouteId"];
         trace?: never;
     };
+    "/api/v1/inbound": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Received mail, newest first */
+        get: operations["getApiV1Inbound"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inbound/{inboundId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A received message: its parsed fields, thread, flags and attachments */
+        get: operations["getApiV1InboundInboundId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inbound/{inboundId}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The message exactly as received (message/rfc822) */
+        get: operations["getApiV1InboundInboundIdRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inbound/{inboundId}/attachments/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One attachment's bytes, with its type and name */
+        get: operations["getApiV1InboundInboundIdAttachmentsIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/backend-otp/send": {
         parameters: {
             query?: never;
@@ -1460,6 +1528,26 @@ export interface webhooks {
          * @description The recipient marked the message as spam (a feedback loop report). Payload `{ type, createdAt, data }`; never a code, a hash or a key.
          */
         post: operations["webhook_email_complained"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * email.received
+         * @description Mail arrived at an address whose inbound route says `webhook`; auto-replies and delivery reports are stored, never sent as this event. Payload `{ type, createdAt, data }`; never a code, a hash or a key.
+         */
+        post: operations["webhook_email_received"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9323,7 +9411,7 @@ export interface operations {
                             webhooks: {
                                 id: string;
                                 url: string;
-                                events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                                events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                                 description?: string;
                                 enabled: boolean;
                                 /** @description Why postcode disabled it */
@@ -9503,7 +9591,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description `email.*` events need a key with mail_api; `otp.*` and `email_verification.*` need server_otp */
-                    events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                    events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                     /** @description One line: no control characters */
                     description?: string;
                 };
@@ -9544,7 +9632,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                             description?: string;
                             enabled: boolean;
                             /** @description Why postcode disabled it */
@@ -9823,7 +9911,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                             description?: string;
                             enabled: boolean;
                             /** @description Why postcode disabled it */
@@ -10236,7 +10324,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description `email.*` events need a key with mail_api; `otp.*` and `email_verification.*` need server_otp */
-                    events?: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                    events?: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                     /** @description One line: no control characters */
                     description?: string | null;
                     enabled?: boolean;
@@ -10283,7 +10371,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                             description?: string;
                             enabled: boolean;
                             /** @description Why postcode disabled it */
@@ -11257,7 +11345,7 @@ export interface operations {
                         data: {
                             listeners: {
                                 listenerId: string;
-                                events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                                events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                                 connectedAt: string;
                             }[];
                         };
@@ -11425,7 +11513,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The events to receive; every event the key's scopes allow when absent */
-                    events?: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                    events?: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                 };
             };
         };
@@ -11462,7 +11550,7 @@ export interface operations {
                             listenerId: string;
                             /** @description whsec_…: the signing secret of this session only; shown once */
                             secret: string;
-                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
+                            events: ("email.queued" | "email.sent" | "email.deferred" | "email.failed" | "email.suppressed" | "email.canceled" | "email.delivered" | "email.bounced" | "email.complained" | "email.received" | "otp.sent" | "otp.verified" | "otp.locked" | "email_verification.verified" | "domain.verified" | "domain.failed" | "sender.verified" | "suppression.added" | "suppression.removed")[];
                             /** @description Open a WebSocket here (with the same key) before connectBy */
                             connectUrl: string;
                             connectBy: string;
@@ -13230,6 +13318,962 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1Inbound: {
+        parameters: {
+            query?: {
+                /** @description The page number, from 1 (or give after) */
+                page?: number;
+                limit?: number;
+                /** @description The page after the one whose `nextCursor` this is (instead of `page`): a deep page costs no more than the first */
+                after?: string;
+                /** @description Only mail that arrived at this address */
+                to?: string;
+                /** @description Only mail from this address (its From header) */
+                from?: string;
+                /** @description Received at or after */
+                since?: string;
+                /** @description Received before */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "messages": [
+                     *           {
+                     *             "id": "inm_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *             "to": "support@acme.inbound.postcode.example",
+                     *             "from": {
+                     *               "address": "ada@example.com",
+                     *               "name": "Ada Lovelace"
+                     *             },
+                     *             "subject": "Re: Your receipt",
+                     *             "emailId": "em_k3x7q2mzabcdefghijkl",
+                     *             "action": "webhook",
+                     *             "autoReply": false,
+                     *             "deliveryReport": false,
+                     *             "spoofed": false,
+                     *             "attachmentCount": 1,
+                     *             "size": 48213,
+                     *             "receivedAt": "2026-11-21T22:45:00.000Z"
+                     *           }
+                     *         ],
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "totalPages": 1,
+                     *         "nextCursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            messages: {
+                                id: string;
+                                /** @description The address it arrived at */
+                                to: string;
+                                from: {
+                                    address: string;
+                                    name: string;
+                                } | null;
+                                subject: string | null;
+                                /** @description The account's sent email it replies to */
+                                emailId: string | null;
+                                /**
+                                 * @description What its route said when it arrived
+                                 * @enum {string}
+                                 */
+                                action: "webhook" | "store";
+                                /** @description Sent by a machine in answer (Auto-Submitted): never an event */
+                                autoReply: boolean;
+                                /** @description A delivery status notification: never an event */
+                                deliveryReport: boolean;
+                                /** @description It claims one of the account's own domains and fails DMARC */
+                                spoofed: boolean;
+                                attachmentCount: number;
+                                /** @description Bytes as received */
+                                size: number;
+                                receivedAt: string;
+                            }[];
+                            total: number;
+                            page: number;
+                            totalPages: number;
+                            /** @description Give it as `after` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1InboundInboundId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inboundId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "inm_3x7kq2mzd5ncw4ty8hbe5vr2a",
+                     *         "to": "support@acme.inbound.postcode.example",
+                     *         "from": {
+                     *           "address": "ada@example.com",
+                     *           "name": "Ada Lovelace"
+                     *         },
+                     *         "subject": "Re: Your receipt",
+                     *         "emailId": "em_k3x7q2mzabcdefghijkl",
+                     *         "action": "webhook",
+                     *         "autoReply": false,
+                     *         "deliveryReport": false,
+                     *         "spoofed": false,
+                     *         "attachmentCount": 1,
+                     *         "size": 48213,
+                     *         "receivedAt": "2026-11-21T22:45:00.000Z",
+                     *         "envelopeFrom": "ada@example.com",
+                     *         "toList": [
+                     *           {
+                     *             "address": "support@acme.inbound.postcode.example",
+                     *             "name": ""
+                     *           }
+                     *         ],
+                     *         "cc": [],
+                     *         "replyTo": [],
+                     *         "date": "2026-11-21T22:44:58.000Z",
+                     *         "messageId": "<CAF=x1@mail.example.com>",
+                     *         "inReplyTo": "<em_k3x7q2mzabcdefghijkl@acme.example>",
+                     *         "references": [
+                     *           "<em_k3x7q2mzabcdefghijkl@acme.example>"
+                     *         ],
+                     *         "text": "Thanks, got it.",
+                     *         "html": "<p>Thanks, got it.</p>",
+                     *         "headers": [
+                     *           {
+                     *             "key": "subject",
+                     *             "value": "Re: Your receipt"
+                     *           }
+                     *         ],
+                     *         "authentication": {
+                     *           "spf": "pass",
+                     *           "dkim": "pass",
+                     *           "dmarc": "pass"
+                     *         },
+                     *         "attachments": [
+                     *           {
+                     *             "index": 0,
+                     *             "filename": "invoice.pdf",
+                     *             "contentType": "application/pdf",
+                     *             "size": 40960,
+                     *             "contentId": null,
+                     *             "disposition": "attachment",
+                     *             "url": "/api/v1/inbound/inm_3x7kq2mzd5ncw4ty8hbe5vr2a/attachments/0"
+                     *           }
+                     *         ],
+                     *         "rawUrl": "/api/v1/inbound/inm_3x7kq2mzd5ncw4ty8hbe5vr2a/raw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @description The address it arrived at */
+                            to: string;
+                            from: {
+                                address: string;
+                                name: string;
+                            } | null;
+                            subject: string | null;
+                            /** @description The account's sent email it replies to */
+                            emailId: string | null;
+                            /**
+                             * @description What its route said when it arrived
+                             * @enum {string}
+                             */
+                            action: "webhook" | "store";
+                            /** @description Sent by a machine in answer (Auto-Submitted): never an event */
+                            autoReply: boolean;
+                            /** @description A delivery status notification: never an event */
+                            deliveryReport: boolean;
+                            /** @description It claims one of the account's own domains and fails DMARC */
+                            spoofed: boolean;
+                            attachmentCount: number;
+                            /** @description Bytes as received */
+                            size: number;
+                            receivedAt: string;
+                            envelopeFrom: string;
+                            toList: {
+                                address: string;
+                                name: string;
+                            }[];
+                            cc: {
+                                address: string;
+                                name: string;
+                            }[];
+                            replyTo: {
+                                address: string;
+                                name: string;
+                            }[];
+                            date: string | null;
+                            messageId: string | null;
+                            inReplyTo: string | null;
+                            references: string[];
+                            text: string | null;
+                            html: string | null;
+                            headers: {
+                                key: string;
+                                value: string;
+                            }[];
+                            authentication: {
+                                /** @enum {string} */
+                                spf: "pass" | "fail" | "none" | "unknown";
+                                /** @enum {string} */
+                                dkim: "pass" | "fail" | "none" | "unknown";
+                                /** @enum {string} */
+                                dmarc: "pass" | "fail" | "none" | "unknown";
+                            };
+                            attachments: {
+                                index: number;
+                                filename: string | null;
+                                contentType: string;
+                                size: number;
+                                contentId: string | null;
+                                /** @enum {string|null} */
+                                disposition: "attachment" | "inline" | null;
+                                url: string;
+                            }[];
+                            rawUrl: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INBOUND_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INBOUND_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1InboundInboundIdRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inboundId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes received */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "message/rfc822": string;
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INBOUND_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INBOUND_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiV1InboundInboundIdAttachmentsIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inboundId: string;
+                /** @description The attachment's index in `attachments` */
+                index: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attachment, as its own type */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INBOUND_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INBOUND_NOT_FOUND";
                             message: string;
                             details?: {
                                 path: string;
@@ -23431,6 +24475,93 @@ export interface operations {
                         bounceReason?: "user_unknown" | "host_unknown" | "has_moved" | "not_accept" | "mailbox_full" | "message_too_large" | "suspended" | "expired" | "blocked" | "spam_detected" | "virus_detected" | "policy" | "content_rejected" | "filtered" | "sender_rejected" | "auth_failure" | "relay_denied" | "security_error" | "rate_limited" | "network_error" | "system_error" | "syntax_error" | "undetermined";
                         /** @description After the relay: the report's words (a DSN's Diagnostic-Code, the provider's reply) */
                         diagnostic?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_email_received: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id, the same on every attempt */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> over `id.timestamp.body` (Standard Webhooks) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "email.received";
+                    createdAt: string;
+                    data: {
+                        inboundId: string;
+                        /** @description The address it arrived at (the envelope recipient) */
+                        to: string;
+                        from: {
+                            address: string;
+                            name: string;
+                        } | null;
+                        /** @description The To header */
+                        toList: {
+                            address: string;
+                            name: string;
+                        }[];
+                        cc: {
+                            address: string;
+                            name: string;
+                        }[];
+                        replyTo: {
+                            address: string;
+                            name: string;
+                        }[];
+                        /** @description Decoded */
+                        subject: string | null;
+                        date: string | null;
+                        messageId: string | null;
+                        inReplyTo: string | null;
+                        references: string[];
+                        /** @description The account's sent email it replies to (its thread) */
+                        emailId: string | null;
+                        text: string | null;
+                        html: string | null;
+                        /** @description As the receiving hop reported it (Authentication-Results); unknown when it did not */
+                        authentication: {
+                            /** @enum {string} */
+                            spf: "pass" | "fail" | "none" | "unknown";
+                            /** @enum {string} */
+                            dkim: "pass" | "fail" | "none" | "unknown";
+                            /** @enum {string} */
+                            dmarc: "pass" | "fail" | "none" | "unknown";
+                        };
+                        /** @description Never the bytes: links to them */
+                        attachments: {
+                            index: number;
+                            filename: string | null;
+                            contentType: string;
+                            size: number;
+                            /** @description Its bytes: GET with the key (a path under the base URL) */
+                            url: string;
+                        }[];
+                        /** @description The stored record: GET /api/v1/inbound/{inboundId} */
+                        url: string;
+                        /** @description The message exactly as received */
+                        rawUrl: string;
                     };
                 };
             };

@@ -28,6 +28,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   DELIVERY_NOT_FOUND: 'deliveryId: no such delivery for this endpoint',
   LISTENER_NOT_FOUND: 'listenerId: no such listening session waiting for its connection',
   INBOUND_ROUTE_NOT_FOUND: 'routeId: no such inbound route for this account',
+  INBOUND_NOT_FOUND: 'inboundId: no such received message for this account',
   DOMAIN_NOT_FOUND: 'domainId: no such domain for this account',
   SENDER_NOT_FOUND: 'senderId: no such sender for this account',
   MEMBER_NOT_FOUND: 'memberId: no such member of this account',

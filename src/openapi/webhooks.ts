@@ -45,6 +45,40 @@ const domainData = z.object({
   status: z.enum(['verified', 'partially_verified', 'failed']).openapi({ description: "The domain's new status" }),
 });
 const senderData = z.object({ senderId: z.string(), email: z.string(), status: z.literal('verified') });
+const mailbox = z.object({ address: z.string(), name: z.string() });
+const authentication = z.enum(['pass', 'fail', 'none', 'unknown']);
+const inboundData = z.object({
+  inboundId: z.string(),
+  to: z.string().openapi({ description: 'The address it arrived at (the envelope recipient)' }),
+  from: mailbox.nullable(),
+  toList: z.array(mailbox).openapi({ description: 'The To header' }),
+  cc: z.array(mailbox),
+  replyTo: z.array(mailbox),
+  subject: z.string().nullable().openapi({ description: 'Decoded' }),
+  date: z.string().nullable(),
+  messageId: z.string().nullable(),
+  inReplyTo: z.string().nullable(),
+  references: z.array(z.string()),
+  emailId: z.string().nullable().openapi({ description: "The account's sent email it replies to (its thread)" }),
+  text: z.string().nullable(),
+  html: z.string().nullable(),
+  authentication: z
+    .object({ spf: authentication, dkim: authentication, dmarc: authentication })
+    .openapi({ description: 'As the receiving hop reported it (Authentication-Results); unknown when it did not' }),
+  attachments: z
+    .array(
+      z.object({
+        index: z.number().int(),
+        filename: z.string().nullable(),
+        contentType: z.string(),
+        size: z.number().int(),
+        url: z.string().openapi({ description: 'Its bytes: GET with the key (a path under the base URL)' }),
+      }),
+    )
+    .openapi({ description: 'Never the bytes: links to them' }),
+  url: z.string().openapi({ description: 'The stored record: GET /api/v1/inbound/{inboundId}' }),
+  rawUrl: z.string().openapi({ description: 'The message exactly as received' }),
+});
 
 const WHEN: Record<EventType | typeof TEST_EVENT, string> = {
   'email.queued':
@@ -59,6 +93,8 @@ const WHEN: Record<EventType | typeof TEST_EVENT, string> = {
   'email.bounced':
     'The message bounced for one recipient after the relay took it: `bounceType` hard (the address cannot receive: suppressed), soft or undetermined (never suppressed), and `bounceReason` why.',
   'email.complained': 'The recipient marked the message as spam (a feedback loop report).',
+  'email.received':
+    'Mail arrived at an address whose inbound route says `webhook`; auto-replies and delivery reports are stored, never sent as this event.',
   'suppression.added':
     'An address joined the suppression list: a hard bounce, a complaint, a 5xx at RCPT TO, or added by hand.',
   'suppression.removed': 'An address was removed from the suppression list.',
@@ -84,17 +120,20 @@ const SIGNED = z.object({
 
 export function registerWebhookEvents(app: OpenAPIHono<AppEnv>) {
   for (const type of [...EVENT_TYPES, TEST_EVENT]) {
-    const data = type.startsWith('email.')
-      ? emailData
-      : type.startsWith('domain.')
-        ? domainData
-        : type === 'sender.verified'
-          ? senderData
-          : type.startsWith('suppression.')
-            ? suppressionData
-            : type === TEST_EVENT
-              ? z.object({ webhookId: z.string() })
-              : otpData;
+    const data =
+      type === 'email.received'
+        ? inboundData
+        : type.startsWith('email.')
+          ? emailData
+          : type.startsWith('domain.')
+            ? domainData
+            : type === 'sender.verified'
+              ? senderData
+              : type.startsWith('suppression.')
+                ? suppressionData
+                : type === TEST_EVENT
+                  ? z.object({ webhookId: z.string() })
+                  : otpData;
     app.openAPIRegistry.registerWebhook({
       method: 'post',
       path: type,

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { PATTERN_SYNTAX } from '../inbound/patterns';
-import { envelope, resourceId } from './common';
+import { emailAddress, envelope, pageOf, pageQuery, resourceId } from './common';
+import { INSTANT_PATTERN, instant } from './metrics';
 
 const action = z.enum(['webhook', 'store', 'reject']).openapi({
   description:
@@ -70,3 +71,73 @@ export const addressesResponse = envelope(
     ),
   }),
 );
+
+/** GET /api/v1/inbound */
+export const inboundListQuery = pageQuery.extend({
+  to: emailAddress.optional().openapi({ description: 'Only mail that arrived at this address' }),
+  from: emailAddress.optional().openapi({ description: 'Only mail from this address (its From header)' }),
+  since: instant
+    .optional()
+    .openapi({ type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: 'Received at or after' }),
+  until: instant
+    .optional()
+    .openapi({ type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: 'Received before' }),
+});
+
+export const inboundIdParam = z.object({ inboundId: resourceId });
+export const attachmentParams = z.object({
+  inboundId: resourceId,
+  index: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,2})$/, 'expected a whole number from 0 to 999')
+    .transform(Number)
+    .openapi({ pattern: '^(0|[1-9][0-9]{0,2})$', description: "The attachment's index in `attachments`" }),
+});
+
+const mailbox = z.object({ address: z.string(), name: z.string() });
+const verdict = z.enum(['pass', 'fail', 'none', 'unknown']);
+
+const inboundSummary = z.object({
+  id: z.string(),
+  to: z.string().openapi({ description: 'The address it arrived at' }),
+  from: mailbox.nullable(),
+  subject: z.string().nullable(),
+  emailId: z.string().nullable().openapi({ description: "The account's sent email it replies to" }),
+  action: z.enum(['webhook', 'store']).openapi({ description: 'What its route said when it arrived' }),
+  autoReply: z.boolean().openapi({ description: 'Sent by a machine in answer (Auto-Submitted): never an event' }),
+  deliveryReport: z.boolean().openapi({ description: 'A delivery status notification: never an event' }),
+  spoofed: z.boolean().openapi({ description: "It claims one of the account's own domains and fails DMARC" }),
+  attachmentCount: z.number().int(),
+  size: z.number().int().openapi({ description: 'Bytes as received' }),
+  receivedAt: z.string(),
+});
+
+const inboundDetail = inboundSummary.extend({
+  envelopeFrom: z.string(),
+  toList: z.array(mailbox),
+  cc: z.array(mailbox),
+  replyTo: z.array(mailbox),
+  date: z.string().nullable(),
+  messageId: z.string().nullable(),
+  inReplyTo: z.string().nullable(),
+  references: z.array(z.string()),
+  text: z.string().nullable(),
+  html: z.string().nullable(),
+  headers: z.array(z.object({ key: z.string(), value: z.string() })),
+  authentication: z.object({ spf: verdict, dkim: verdict, dmarc: verdict }),
+  attachments: z.array(
+    z.object({
+      index: z.number().int(),
+      filename: z.string().nullable(),
+      contentType: z.string(),
+      size: z.number().int(),
+      contentId: z.string().nullable(),
+      disposition: z.enum(['attachment', 'inline']).nullable(),
+      url: z.string(),
+    }),
+  ),
+  rawUrl: z.string(),
+});
+
+export const inboundListResponse = pageOf('messages', inboundSummary);
+export const inboundResponse = envelope(inboundDetail);

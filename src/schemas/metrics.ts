@@ -3,8 +3,8 @@ import { SENDER_PROBLEM_REASONS } from '../mail/bounce-reasons';
 import { envelope } from './common';
 
 /** A date and time with its offset, as the document states it. */
-const INSTANT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$';
-const instant = z
+export const INSTANT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$';
+export const instant = z
   .string()
   .refine((text) => new RegExp(INSTANT_PATTERN).test(text) && !Number.isNaN(Date.parse(text)), {
     message: 'expected an ISO 8601 date and time, e.g. 2026-11-20T00:00:00Z',

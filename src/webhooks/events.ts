@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'email.delivered',
   'email.bounced',
   'email.complained',
+  'email.received',
   'otp.sent',
   'otp.verified',
   'otp.locked',
@@ -60,9 +61,35 @@ export type SuppressionEventData = {
   expiresAt: string | null;
 };
 
+export type MailboxData = { address: string; name: string };
+export type Authentication = 'pass' | 'fail' | 'none' | 'unknown';
+
+/** email.received: the parsed message and where to read the rest (paths under the service's base URL). */
+export type InboundEventData = {
+  inboundId: string;
+  to: string;
+  from: MailboxData | null;
+  toList: MailboxData[];
+  cc: MailboxData[];
+  replyTo: MailboxData[];
+  subject: string | null;
+  date: string | null;
+  messageId: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  emailId: string | null;
+  text: string | null;
+  html: string | null;
+  authentication: { spf: Authentication; dkim: Authentication; dmarc: Authentication };
+  attachments: { index: number; filename: string | null; contentType: string; size: number; url: string }[];
+  url: string;
+  rawUrl: string;
+};
+
 /** One event before it is stored: the payload is `{ type, createdAt, data }` (never a code, hash or key). */
 export type WebhookEvent =
-  | { type: Extract<EventType, `email.${string}`>; data: EmailEventData }
+  | { type: Exclude<Extract<EventType, `email.${string}`>, 'email.received'>; data: EmailEventData }
+  | { type: 'email.received'; data: InboundEventData }
   | { type: Extract<EventType, `domain.${string}`>; data: DomainEventData }
   | { type: 'sender.verified'; data: SenderEventData }
   | { type: Extract<EventType, `suppression.${string}`>; data: SuppressionEventData }

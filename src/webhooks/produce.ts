@@ -87,7 +87,7 @@ export type DeliveryReport = {
 /** The webhook events of a report after the relay: the recipient's, and a suppression it adds. */
 export function deliveryReportEvents(
   email: EmailRecord,
-  type: Extract<EventType, `email.${string}`>,
+  type: Exclude<Extract<EventType, `email.${string}`>, 'email.received'>,
   status: string,
   report: DeliveryReport,
   suppression: SuppressionEventData | null,

@@ -42,7 +42,8 @@ async function check(
     `${method} ${path} answered ${res.status}, which is not documented: ${text.slice(0, 200)}`,
   ).toBeDefined();
   const contentType = res.headers.get('Content-Type')?.split(';')[0] ?? '';
-  const media = documented!.content?.[contentType];
+  // A media range (`*/*`: an attachment answered as its own type) covers what it names.
+  const media = documented!.content?.[contentType] ?? documented!.content?.['*/*'];
   expect(media, `${method} ${path} ${res.status}: ${contentType} is not documented`).toBeDefined();
   if (contentType === 'application/json' && media!.schema) {
     const validate = ajv.compile(media!.schema);
@@ -392,6 +393,55 @@ describe('OpenAPI document', () => {
     await check('PATCH', routePath, `${routesPath}/${inboundRoute.id}`, { token: mailKey, body: {} });
     await check('DELETE', routePath, `${routesPath}/${inboundRoute.id}`, { token: mailKey });
     await check('DELETE', routePath, `${routesPath}/${inboundRoute.id}`, { token: mailKey });
+
+    // Received mail: one message with an attachment, through the local email handler (as Email Routing hands it)
+    const inboxAddress = `contract-inbound@${inboundDomain}`;
+    const mailRoute = (
+      await check('POST', routesPath, routesPath, { token: mailKey, body: { pattern: inboxAddress, action: 'store' } })
+    ).json.data;
+    const boundary = 'contract-boundary';
+    const mail = [
+      'From: Ada <ada@example.com>',
+      `To: ${inboxAddress}`,
+      'Subject: Contract',
+      `Message-ID: <${randomUUID()}@example.com>`,
+      'MIME-Version: 1.0',
+      `Content-Type: multipart/mixed; boundary="${boundary}"`,
+      '',
+      `--${boundary}`,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Hello',
+      `--${boundary}`,
+      'Content-Type: application/octet-stream; name="data.bin"',
+      'Content-Disposition: attachment; filename="data.bin"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      'AAECAwQFBgc=',
+      `--${boundary}--`,
+      '',
+    ].join('\r\n');
+    const handed = await fetch(
+      `${service.baseUrl}/cdn-cgi/handler/email?from=ada%40example.com&to=${encodeURIComponent(inboxAddress)}`,
+      { method: 'POST', body: mail },
+    );
+    expect(handed.ok, await handed.text()).toBe(true);
+    const inboxPath = `/api/v1/inbound?to=${encodeURIComponent(inboxAddress)}`;
+    await expect
+      .poll(async () => (await check('GET', '/api/v1/inbound', inboxPath, { token: mailKey })).json.data.total)
+      .toBe(1);
+    const received = (await check('GET', '/api/v1/inbound', inboxPath, { token: mailKey })).json.data.messages[0];
+    await check('GET', '/api/v1/inbound', '/api/v1/inbound?since=yesterday', { token: mailKey });
+    const messagePath = '/api/v1/inbound/{inboundId}';
+    await check('GET', messagePath, `/api/v1/inbound/${received.id}`, { token: mailKey });
+    await check('GET', messagePath, '/api/v1/inbound/inm_unknown', { token: mailKey });
+    const rawPath = '/api/v1/inbound/{inboundId}/raw';
+    await check('GET', rawPath, `/api/v1/inbound/${received.id}/raw`, { token: mailKey });
+    await check('GET', rawPath, '/api/v1/inbound/inm_unknown/raw', { token: mailKey });
+    const partPath = '/api/v1/inbound/{inboundId}/attachments/{index}';
+    await check('GET', partPath, `/api/v1/inbound/${received.id}/attachments/0`, { token: mailKey });
+    await check('GET', partPath, `/api/v1/inbound/${received.id}/attachments/1`, { token: mailKey });
+    await check('DELETE', routePath, `${routesPath}/${mailRoute.id}`, { token: mailKey });
 
     // Listening sessions: the start as JSON, then the WebSocket itself
     const listenersPath = '/api/v1/webhook-listeners';

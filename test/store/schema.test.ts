@@ -31,6 +31,7 @@ const ACCOUNT_TABLES = [
   'email_tags',
   'emails',
   'idempotency_records',
+  'inbound_messages',
   'inbound_routes',
   'list_counts',
   'metric_counts',

@@ -303,9 +303,11 @@ I am away until Monday.
   };
 }
 
-/** A report as the email() handler gets it; `rejected` is what it passed to setReject (null: not rejected). */
-export function inboundMessage(fixture: ReportFixture) {
-  const bytes = new TextEncoder().encode(fixture.raw);
+/**
+ * A message as the email() handler gets it (`raw` UTF-8 encoded, or these exact bytes); `rejected` is what it
+ * passed to setReject (null: not rejected).
+ */
+export function inboundMessage(fixture: ReportFixture, bytes = new TextEncoder().encode(fixture.raw)) {
   const state = { rejected: null as string | null };
   const message = {
     from: fixture.from || 'mailer-daemon@mx.example.net',

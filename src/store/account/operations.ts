@@ -9,6 +9,7 @@ import * as emailEvents from './email-events';
 import * as emailStore from './email-store';
 import * as emails from './emails';
 import * as idempotency from './idempotency';
+import * as inboundMessages from './inbound-messages';
 import * as inboundRoutes from './inbound-routes';
 import * as metrics from './metrics';
 import type { AccountSql } from './object-sql';
@@ -32,6 +33,7 @@ const modules = {
   ...emailStore,
   ...emails,
   ...idempotency,
+  ...inboundMessages,
   ...inboundRoutes,
   ...metrics,
   ...otpBranding,

@@ -3,9 +3,10 @@
 import { SCHEMA_V1 } from './schema-v1';
 import { SCHEMA_V2 } from './schema-v2';
 import { SCHEMA_V3 } from './schema-v3';
+import { SCHEMA_V4 } from './schema-v4';
 
 /** Each version's statements, in order; a change appends a version and never edits one. */
-export const SCHEMA_VERSIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+export const SCHEMA_VERSIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /** Brings the object's database to the latest version; returns the version it was at. */
 export function migrateAccountSchema(storage: DurableObjectStorage, versions = SCHEMA_VERSIONS): number {

@@ -277,3 +277,12 @@ export async function findSigningDomain(
     ? { name: row.name, status: row.status, selector: row.selector, sealedPrivateKey: row.sealed_private_key }
     : null;
 }
+
+/** The names of the account's sending domains, whatever their status (ASCII, lower-case). */
+export async function domainNamesOf(db: D1Reader, accountId: string): Promise<string[]> {
+  const rows = await db
+    .prepare('SELECT name FROM domains WHERE account_id = ?')
+    .bind(accountId)
+    .all<{ name: string }>();
+  return rows.results.map((r) => r.name.toLowerCase());
+}

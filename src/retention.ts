@@ -1,6 +1,6 @@
 // Retention (RETENTION_DAYS): each account's object deletes in its alarm what it has kept long enough: finished
-// emails with everything of theirs (their bodies and attachments in R2 too), settled webhook deliveries, OTP
-// history, and idempotency records past their 24 h. A bounded number of small batches per alarm, each one short
+// emails with everything of theirs (their bodies and attachments in R2 too), received mail (its bytes in R2 too),
+// settled webhook deliveries, OTP history, and idempotency records past their 24 h. A bounded number of small batches per alarm, each one short
 // transaction (figures in docs/decisions.md); the object wakes again at once for the rest.
 import { config } from './config';
 import type { Bindings } from './env';
@@ -8,7 +8,14 @@ import { bodyKeyOf } from './mail/bodies';
 import { deleteObjects } from './mail/objects';
 import { IDEMPOTENCY_TTL_MS } from './store/account/idempotency';
 import type { AccountSql } from './store/account/object-sql';
-import { deleteEmails, deleteExpiredRows, type ExpiringRows, findExpiredEmails } from './store/account/retention';
+import {
+  deleteEmails,
+  deleteExpiredRows,
+  deleteInbound,
+  type ExpiringRows,
+  findExpiredEmails,
+  findExpiredInbound,
+} from './store/account/retention';
 import { oldestExpiring, oldestIdempotencyRecord } from './store/account/work';
 
 /** Emails per transaction (with their recipients, events, tags and attachments: about ten rows each). */
@@ -28,7 +35,7 @@ export const RETENTION_NOTE = {
 } as const;
 
 const DAY_MS = 86_400_000;
-export type RetentionRun = Record<'emails' | ExpiringRows, number>;
+export type RetentionRun = Record<'emails' | 'inbound' | ExpiringRows, number>;
 
 /**
  * When the account's object has something to delete next (epoch ms), or null when nothing will expire: 1 ms past
@@ -59,10 +66,12 @@ export async function deleteExpired(
   const { days } = config(env).retention;
   // Expired idempotency records are dead whatever RETENTION_DAYS says: a new request with the key replaces them.
   const idempotencyRecords = await deleteRows(db, 'idempotencyRecords', new Date(now.getTime() - IDEMPOTENCY_TTL_MS));
-  if (days === 0) return { emails: 0, webhookDeliveries: 0, otpHistory: 0, otpOutcomes: 0, idempotencyRecords };
+  if (days === 0)
+    return { emails: 0, inbound: 0, webhookDeliveries: 0, otpHistory: 0, otpOutcomes: 0, idempotencyRecords };
   const cutoff = new Date(now.getTime() - days * DAY_MS);
   return {
     emails: await deleteEmailsBefore(buckets, db, cutoff),
+    inbound: await deleteInboundBefore(buckets, db, cutoff),
     webhookDeliveries: await deleteRows(db, 'webhookDeliveries', cutoff),
     otpHistory: await deleteRows(db, 'otpHistory', cutoff),
     otpOutcomes: await deleteRows(db, 'otpOutcomes', cutoff),
@@ -79,6 +88,19 @@ async function deleteEmailsBefore(buckets: Buckets, db: AccountSql, cutoff: Date
     await deleteObjects(buckets.attachments, expired.objectKeys);
     await deleteObjects(buckets.bodies, expired.ids.map(bodyKeyOf));
     if (expired.ids.length > 0) deleted += await deleteEmails(db, expired.ids, cutoff);
+    if (expired.ids.length < RETENTION_EMAIL_BATCH) break;
+  }
+  return deleted;
+}
+
+async function deleteInboundBefore(buckets: Buckets, db: AccountSql, cutoff: Date): Promise<number> {
+  let deleted = 0;
+  for (let batch = 0; batch < RETENTION_BATCHES_PER_RUN; batch++) {
+    const expired = await findExpiredInbound(db, cutoff, RETENTION_EMAIL_BATCH);
+    // The files first, as for emails: a failed delete of the rows finds them again next run.
+    await deleteObjects(buckets.attachments, expired.attachmentKeys);
+    await deleteObjects(buckets.bodies, expired.rawKeys);
+    if (expired.ids.length > 0) deleted += await deleteInbound(db, expired.ids, cutoff);
     if (expired.ids.length < RETENTION_EMAIL_BATCH) break;
   }
   return deleted;

@@ -646,7 +646,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Received mail, newest first */
+        /**
+         * Received mail, newest first
+         * @description Entries older than RETENTION_DAYS (default 30) are deleted. Their raw bytes and attachments go with them.
+         */
         get: operations["getApiV1Inbound"];
         put?: never;
         post?: never;

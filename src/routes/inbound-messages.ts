@@ -3,6 +3,7 @@ import { liveMailApi } from '../auth/guards';
 import { ApiError } from '../errors';
 import { attachmentLinks, inboundPaths } from '../inbound/receive';
 import { linksFilling, linkTo } from '../openapi/document';
+import { RETENTION_NOTE } from '../retention';
 import { pageData, pageRequest } from '../schemas/common';
 import * as schema from '../schemas/inbound';
 import { accountStore } from '../store/account/client';
@@ -113,6 +114,7 @@ const list = route({
   method: 'get',
   path: '/api/v1/inbound',
   summary: 'Received mail, newest first',
+  description: `${RETENTION_NOTE.entries} Their raw bytes and attachments go with them.`,
   query: schema.inboundListQuery,
   success: {
     status: 200,

@@ -23,6 +23,7 @@ import {
   replyTo,
   spoofedOwnDomain,
 } from '../support/inbound-mail';
+import { DAY_MS, runRetention } from '../support/retention';
 import { newWebhook, type Received, receivedAt, waitForEvents } from '../support/webhooks';
 
 type Mailbox = { address: string; name: string };
@@ -278,5 +279,27 @@ describe('GET /api/v1/inbound', () => {
     expectError(await call('GET', '/api/v1/inbound', { token: other.serverKey }), 403, 'SCOPE_REQUIRED');
     // The store is the account's object: the row is there, not in another account's.
     expect(await accountStore(env, other.accountId).findInbound(other.accountId, id)).toBeNull();
+  });
+});
+
+describe('retention', () => {
+  it('received mail older than RETENTION_DAYS is deleted with its raw bytes and attachments', async () => {
+    const account = await receiving({ support: 'store' });
+    expect(await deliver(htmlWithAttachments({ to: account.at('support') }))).toBeNull();
+    const { id } = await only(account.mailKey);
+    const keys: [R2Bucket, string][] = [
+      [env.BODIES, `inbound/${account.accountId}/${id}/raw`],
+      ...HTML_ATTACHMENTS.map((_, n): [R2Bucket, string] => [
+        env.ATTACHMENTS,
+        `inbound/${account.accountId}/${id}/attachments/${n}`,
+      ]),
+    ];
+    for (const [bucket, key] of keys) expect(await bucket.head(key), key).not.toBeNull();
+    // RETENTION_DAYS (30) not yet passed: kept.
+    expect((await runRetention(account.accountId, env, new Date(Date.now() + 29 * DAY_MS))).inbound).toBe(0);
+    expect((await list(account.mailKey)).total).toBe(1);
+    expect((await runRetention(account.accountId, env, new Date(Date.now() + 31 * DAY_MS))).inbound).toBe(1);
+    expect((await list(account.mailKey)).total).toBe(0);
+    for (const [bucket, key] of keys) expect(await bucket.head(key), key).toBeNull();
   });
 });

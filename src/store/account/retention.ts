@@ -53,6 +53,35 @@ export async function deleteEmails(db: AccountSql, ids: string[], cutoff: Date):
   return (results.at(-1)!.results[0] as { n: number }).n;
 }
 
+/** A batch of expired received mail: its ids, and the R2 keys of its raw bytes and its attachments. */
+export type ExpiredInbound = { ids: string[]; rawKeys: string[]; attachmentKeys: string[] };
+
+/** Up to `limit` received messages older than `cutoff`, oldest first. */
+export async function findExpiredInbound(db: AccountSql, cutoff: Date, limit: number): Promise<ExpiredInbound> {
+  const rows = await db
+    .prepare(
+      'SELECT id, raw_key, attachments FROM inbound_messages WHERE received_at < ?1 ORDER BY received_at LIMIT ?2',
+    )
+    .bind(cutoff.getTime(), limit)
+    .all<{ id: string; raw_key: string; attachments: string }>();
+  return {
+    ids: rows.results.map((r) => r.id),
+    rawKeys: rows.results.map((r) => r.raw_key),
+    attachmentKeys: rows.results.flatMap((r) => (JSON.parse(r.attachments) as { key: string }[]).map((a) => a.key)),
+  };
+}
+
+/** Deletes these received messages (each checked again to be older than `cutoff`); how many. */
+export async function deleteInbound(db: AccountSql, ids: string[], cutoff: Date): Promise<number> {
+  const [, deleted] = await db.batch([
+    db
+      .prepare('DELETE FROM inbound_messages WHERE id IN (SELECT value FROM json_each(?1)) AND received_at < ?2')
+      .bind(JSON.stringify(ids), cutoff.getTime()),
+    db.prepare(ROWS_DELETED),
+  ]);
+  return (deleted!.results[0] as { n: number }).n;
+}
+
 /**
  * The other expiring rows: each kind with the time that ages it (and the condition of its partial index),
  * and how its table keeps that time (`clock`, as in src/db/paging.ts).

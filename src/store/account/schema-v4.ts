@@ -33,6 +33,6 @@ CREATE TABLE inbound_messages (
   raw_key          TEXT NOT NULL,
   received_at      INTEGER NOT NULL
 );
-CREATE INDEX inbound_messages_received ON inbound_messages(account_id, received_at DESC, id DESC);
+CREATE INDEX inbound_messages_received ON inbound_messages(received_at, id);
 CREATE INDEX inbound_messages_email ON inbound_messages(email_id) WHERE email_id IS NOT NULL;
 `;

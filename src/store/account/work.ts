@@ -63,7 +63,8 @@ export async function oldestExpiring(db: AccountSql): Promise<number | null> {
          COALESCE((SELECT MIN(updated_at) FROM webhook_deliveries INDEXED BY webhook_deliveries_settled
            WHERE status IN ('delivered', 'failed')), ?1),
          COALESCE((SELECT MIN(verified_at) FROM otp_verifications), ?1),
-         COALESCE((SELECT MIN(ended_at) FROM otp_outcomes), ?1)), ?1) AS oldest`,
+         COALESCE((SELECT MIN(ended_at) FROM otp_outcomes), ?1),
+         COALESCE((SELECT MIN(received_at) FROM inbound_messages), ?1)), ?1) AS oldest`,
     )
     .bind(Number.MAX_SAFE_INTEGER)
     .first<{ oldest: number | null }>();

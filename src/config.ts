@@ -90,6 +90,11 @@ export type DomainsConfig = {
   returnPathMx: string | null;
   /** The relay's SPF include for the return path's TXT record; null: no SPF record is asked for. */
   spfInclude: string | null;
+  /**
+   * The MX host a customer's own receiving domain points at (INBOUND_MX, else RETURN_PATH_MX: a host that already
+   * hands mail to the Worker); null: receiving on customers' own domains is off.
+   */
+  inboundMx: string | null;
   /** The envelope domain of mail not on a verified domain; null: the sender's own address. */
   globalReturnPath: string | null;
 };
@@ -202,6 +207,7 @@ const schema = z
     SPF_INCLUDE: optional(spfDomain),
     RETURN_PATH_DOMAIN: optional(lowerHostName),
     INBOUND_DOMAIN: optional(lowerHostName),
+    INBOUND_MX: optional(lowerHostName),
     INBOUND_MAX_BYTES: withDefault(wholeNumber(1_024, 26_214_400), 26_214_400),
     INBOUND_RATE_PER_ACCOUNT: withDefault(wholeNumber(0), 120),
     FEEDBACK_ADDRESS: withDefault(
@@ -270,6 +276,7 @@ const schema = z
         returnPathSubdomain: vars.RETURN_PATH_SUBDOMAIN,
         returnPathMx: vars.RETURN_PATH_MX ?? null,
         spfInclude: vars.SPF_INCLUDE ?? null,
+        inboundMx: vars.INBOUND_MX ?? vars.RETURN_PATH_MX ?? null,
         globalReturnPath: vars.RETURN_PATH_DOMAIN ?? null,
       },
       inbound: {

@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   EMAIL_NOT_CANCELABLE: 409,
   EMAIL_NOT_SCHEDULED: 409,
   DOMAIN_TAKEN: 409,
+  DOMAIN_NOT_VERIFIED: 409,
   ACCOUNT_PLACED: 409,
   MEMBER_EXISTS: 409,
   LAST_OWNER: 409,
@@ -44,6 +45,7 @@ export const ERROR_STATUS = {
   DAILY_LIMIT_REACHED: 429,
   INTERNAL_ERROR: 500,
   SMTP_NOT_CONFIGURED: 503,
+  INBOUND_NOT_CONFIGURED: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

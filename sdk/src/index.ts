@@ -86,6 +86,11 @@ export class Postcode {
       this.#call<'postApiV1DomainsDomainIdVerify'>('POST', at('/api/v1/domains/{id}/verify', domainId)),
     rotateDkim: (domainId: string) =>
       this.#call<'postApiV1DomainsDomainIdRotateDkim'>('POST', at('/api/v1/domains/{id}/rotate-dkim', domainId)),
+    /** Receive mail at the domain, or at `subdomain`.domain (the domain must sign first). */
+    enableInbound: (domainId: string, body: BodyOf<'postApiV1DomainsDomainIdInbound'> = {}) =>
+      this.#call<'postApiV1DomainsDomainIdInbound'>('POST', at('/api/v1/domains/{id}/inbound', domainId), body),
+    disableInbound: (domainId: string) =>
+      this.#call<'deleteApiV1DomainsDomainIdInbound'>('DELETE', at('/api/v1/domains/{id}/inbound', domainId)),
     remove: (domainId: string) =>
       this.#call<'deleteApiV1DomainsDomainId'>('DELETE', at('/api/v1/domains/{id}', domainId)),
   };

@@ -129,7 +129,7 @@ export interface paths {
         };
         /**
          * One email with its recipients and timeline
-         * @description The email as sent, its body included (`html`, `text`; a template's rendered with its vars). Each recipient has its own status (`reply` when the server refused it, `bounceType` and `bounceReason` when it bounced); `events` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. Entries older than RETENTION_DAYS (default 30) are deleted: an email counts from when it reached SENT, FAILED, CANCELED or SUPPRESSED; QUEUED and SCHEDULED emails are kept. A deleted email answers 404.
+         * @description The email as sent, its body included (`html`, `text`; a template's rendered with its vars). Each recipient has its own status (`reply` when the server refused it, `bounceType` and `bounceReason` when it bounced); `events` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. `replies` lists mail received in reply. Entries older than RETENTION_DAYS (default 30) are deleted: an email counts from when it reached SENT, FAILED, CANCELED or SUPPRESSED; QUEUED and SCHEDULED emails are kept. A deleted email answers 404.
          */
         get: operations["getApiV1EmailsEmailId"];
         put?: never;
@@ -1118,6 +1118,30 @@ export interface paths {
          */
         post: operations["postApiV1DomainsDomainIdRotateDkim"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains/{domainId}/inbound": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive mail on the domain
+         * @description Mail to the domain (or `subdomain`.domain) reaches the account once its MX record (`inbound_mx`) points at the service; the account's inbound routes decide what happens to it. The domain must sign first (409 DOMAIN_NOT_VERIFIED). Calling it again moves receiving to the new name. 409 DOMAIN_TAKEN when another account receives there; 503 INBOUND_NOT_CONFIGURED when the service has no MX host for customers' domains. See docs/inbound.md for which setups reach the service.
+         */
+        post: operations["postApiV1DomainsDomainIdInbound"];
+        /**
+         * Stop receiving mail on the domain
+         * @description Mail to it is no longer taken for the account (its inbound routes there stay, matching nothing). The domain as it is when it did not receive.
+         */
+        delete: operations["deleteApiV1DomainsDomainIdInbound"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3615,6 +3639,20 @@ export interface operations {
                      *             "detail": "linus@example.com: 452 4.2.2 Mailbox full",
                      *             "route": "smtp"
                      *           }
+                     *         ],
+                     *         "replies": [
+                     *           {
+                     *             "inboundId": "inm_7d2kq5zx3mwa8n4tr6hbe2yc",
+                     *             "from": {
+                     *               "address": "ada@example.com",
+                     *               "name": "Ada Lovelace"
+                     *             },
+                     *             "subject": "Re: Your receipt",
+                     *             "receivedAt": "2026-11-21T23:02:10.000Z",
+                     *             "autoReply": false,
+                     *             "deliveryReport": false,
+                     *             "url": "/api/v1/inbound/inm_7d2kq5zx3mwa8n4tr6hbe2yc"
+                     *           }
                      *         ]
                      *       }
                      *     }
@@ -3688,6 +3726,21 @@ export interface operations {
                                 detail?: string;
                                 /** @description The delivery route it happened on */
                                 route?: string;
+                            }[];
+                            /** @description Mail received in reply (its In-Reply-To or References names this email), oldest first, at most 50; each in full at its `url` (GET /api/v1/inbound/{inboundId}) */
+                            replies: {
+                                inboundId: string;
+                                from: {
+                                    address: string;
+                                    name: string;
+                                } | null;
+                                subject: string | null;
+                                receivedAt: string;
+                                /** @description An automatic answer (a vacation message, say) */
+                                autoReply: boolean;
+                                /** @description A delivery report (multipart/report) */
+                                deliveryReport: boolean;
+                                url: string;
                             }[];
                         };
                     };
@@ -12026,7 +12079,8 @@ export interface operations {
                      *         "domains": [
                      *           {
                      *             "domain": "acme.inbound.postcode.example",
-                     *             "kind": "subdomain"
+                     *             "kind": "subdomain",
+                     *             "domainId": null
                      *           }
                      *         ]
                      *       }
@@ -12040,10 +12094,12 @@ export interface operations {
                                 /** @description Mail to any address here reaches the account (routes decide what happens) */
                                 domain: string;
                                 /**
-                                 * @description `subdomain`: the account's own under the service's INBOUND_DOMAIN
+                                 * @description `subdomain`: the account's own under the service's INBOUND_DOMAIN; `domain`: one of its sending domains (or a subdomain of it) that receives (POST /api/v1/domains/{domainId}/inbound)
                                  * @enum {string}
                                  */
-                                kind: "subdomain";
+                                kind: "subdomain" | "domain";
+                                /** @description The sending domain it belongs to (kind `domain`) */
+                                domainId: string | null;
                             }[];
                         };
                     };
@@ -19913,6 +19969,7 @@ export interface operations {
                      *             "status": "pending"
                      *           }
                      *         ],
+                     *         "inbound": null,
                      *         "createdAt": "2026-11-26T09:00:00.000Z"
                      *       }
                      *     }
@@ -19928,10 +19985,10 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "pending" | "verified" | "partially_verified" | "failed";
-                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, and DMARC */
+                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, DMARC, and the receiving MX while the domain receives mail */
                             records: {
                                 /** @enum {string} */
-                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc";
+                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc" | "inbound_mx";
                                 /** @enum {string} */
                                 type: "TXT" | "MX";
                                 /** @description The record name to publish */
@@ -19943,6 +20000,11 @@ export interface operations {
                                 /** @enum {string} */
                                 status: "pending" | "verified" | "failed";
                             }[];
+                            /** @description Where the domain receives mail; null: it does not (POST …/inbound) */
+                            inbound: {
+                                /** @description Mail to any address here reaches the account (its inbound routes decide) */
+                                name: string;
+                            } | null;
                             createdAt: string;
                         };
                     };
@@ -20222,6 +20284,7 @@ export interface operations {
                      *             "status": "pending"
                      *           }
                      *         ],
+                     *         "inbound": null,
                      *         "createdAt": "2026-11-26T09:00:00.000Z"
                      *       }
                      *     }
@@ -20237,10 +20300,10 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "pending" | "verified" | "partially_verified" | "failed";
-                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, and DMARC */
+                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, DMARC, and the receiving MX while the domain receives mail */
                             records: {
                                 /** @enum {string} */
-                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc";
+                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc" | "inbound_mx";
                                 /** @enum {string} */
                                 type: "TXT" | "MX";
                                 /** @description The record name to publish */
@@ -20252,6 +20315,11 @@ export interface operations {
                                 /** @enum {string} */
                                 status: "pending" | "verified" | "failed";
                             }[];
+                            /** @description Where the domain receives mail; null: it does not (POST …/inbound) */
+                            inbound: {
+                                /** @description Mail to any address here reaches the account (its inbound routes decide) */
+                                name: string;
+                            } | null;
                             createdAt: string;
                         };
                     };
@@ -20686,6 +20754,7 @@ export interface operations {
                      *             "status": "verified"
                      *           }
                      *         ],
+                     *         "inbound": null,
                      *         "createdAt": "2026-11-26T09:00:00.000Z"
                      *       }
                      *     }
@@ -20701,10 +20770,10 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "pending" | "verified" | "partially_verified" | "failed";
-                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, and DMARC */
+                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, DMARC, and the receiving MX while the domain receives mail */
                             records: {
                                 /** @enum {string} */
-                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc";
+                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc" | "inbound_mx";
                                 /** @enum {string} */
                                 type: "TXT" | "MX";
                                 /** @description The record name to publish */
@@ -20716,6 +20785,11 @@ export interface operations {
                                 /** @enum {string} */
                                 status: "pending" | "verified" | "failed";
                             }[];
+                            /** @description Where the domain receives mail; null: it does not (POST …/inbound) */
+                            inbound: {
+                                /** @description Mail to any address here reaches the account (its inbound routes decide) */
+                                name: string;
+                            } | null;
                             createdAt: string;
                         };
                     };
@@ -20968,6 +21042,7 @@ export interface operations {
                      *             "status": "pending"
                      *           }
                      *         ],
+                     *         "inbound": null,
                      *         "createdAt": "2026-11-26T09:00:00.000Z"
                      *       }
                      *     }
@@ -20983,10 +21058,10 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "pending" | "verified" | "partially_verified" | "failed";
-                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, and DMARC */
+                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, DMARC, and the receiving MX while the domain receives mail */
                             records: {
                                 /** @enum {string} */
-                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc";
+                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc" | "inbound_mx";
                                 /** @enum {string} */
                                 type: "TXT" | "MX";
                                 /** @description The record name to publish */
@@ -20998,6 +21073,667 @@ export interface operations {
                                 /** @enum {string} */
                                 status: "pending" | "verified" | "failed";
                             }[];
+                            /** @description Where the domain receives mail; null: it does not (POST …/inbound) */
+                            inbound: {
+                                /** @description Mail to any address here reaches the account (its inbound routes decide) */
+                                name: string;
+                            } | null;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description DOMAIN_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "DOMAIN_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiV1DomainsDomainIdInbound: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domainId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 524288 bytes (413 beyond) */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subdomain": "inbound"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Receive at this subdomain of the domain (e.g. `inbound` → inbound.example.com), one or more DNS labels; none: at the domain itself. Not the return path subdomain, and the whole name at most 253 characters
+                     * @example inbound
+                     */
+                    subdomain?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dom_q3k7zt2mxwa5n4cr8hbe6ypd",
+                     *         "name": "example.com",
+                     *         "status": "verified",
+                     *         "records": [
+                     *           {
+                     *             "purpose": "dkim",
+                     *             "type": "TXT",
+                     *             "name": "pcq3k7zt2m._domainkey.example.com",
+                     *             "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA…",
+                     *             "status": "verified"
+                     *           },
+                     *           {
+                     *             "purpose": "return_path_mx",
+                     *             "type": "MX",
+                     *             "name": "pc-bounces.example.com",
+                     *             "value": "mx.postcode.example",
+                     *             "priority": 10,
+                     *             "status": "verified"
+                     *           },
+                     *           {
+                     *             "purpose": "dmarc",
+                     *             "type": "TXT",
+                     *             "name": "_dmarc.example.com",
+                     *             "value": "v=DMARC1; p=none;",
+                     *             "status": "verified"
+                     *           },
+                     *           {
+                     *             "purpose": "inbound_mx",
+                     *             "type": "MX",
+                     *             "name": "inbound.example.com",
+                     *             "value": "mx.postcode.example",
+                     *             "priority": 10,
+                     *             "status": "pending"
+                     *           }
+                     *         ],
+                     *         "inbound": {
+                     *           "name": "inbound.example.com"
+                     *         },
+                     *         "createdAt": "2026-11-26T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            name: string;
+                            /**
+                             * @description pending: no DKIM record found yet. verified: DKIM and return path found. partially_verified: DKIM found, return path not (mail is signed; the envelope uses the service return path). failed: no DKIM 72 h after adding, or a verified DKIM record disappeared
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified" | "partially_verified" | "failed";
+                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, DMARC, and the receiving MX while the domain receives mail */
+                            records: {
+                                /** @enum {string} */
+                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc" | "inbound_mx";
+                                /** @enum {string} */
+                                type: "TXT" | "MX";
+                                /** @description The record name to publish */
+                                name: string;
+                                /** @description The record value (DMARC: the recommended one; any valid DMARC counts) */
+                                value: string;
+                                /** @description MX only */
+                                priority?: number;
+                                /** @enum {string} */
+                                status: "pending" | "verified" | "failed";
+                            }[];
+                            /** @description Where the domain receives mail; null: it does not (POST …/inbound) */
+                            inbound: {
+                                /** @description Mail to any address here reaches the account (its inbound routes decide) */
+                                name: string;
+                            } | null;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_INPUT */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_REQUIRED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description DOMAIN_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "DOMAIN_NOT_FOUND";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description DOMAIN_NOT_VERIFIED, DOMAIN_TAKEN */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "DOMAIN_NOT_VERIFIED" | "DOMAIN_TAKEN";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description INBOUND_NOT_CONFIGURED */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INBOUND_NOT_CONFIGURED";
+                            message: string;
+                            details?: {
+                                path: string;
+                                message: string;
+                            }[];
+                            resetAt?: string;
+                            /** @description With 429: the Retry-After header in seconds, for scripts that cannot read headers */
+                            retryAfterSeconds?: number;
+                            /** @description The X-Request-Id of this answer: quote it when asking about the request */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteApiV1DomainsDomainIdInbound: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domainId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "dom_q3k7zt2mxwa5n4cr8hbe6ypd",
+                     *         "name": "example.com",
+                     *         "status": "verified",
+                     *         "records": [
+                     *           {
+                     *             "purpose": "dkim",
+                     *             "type": "TXT",
+                     *             "name": "pcq3k7zt2m._domainkey.example.com",
+                     *             "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA…",
+                     *             "status": "verified"
+                     *           },
+                     *           {
+                     *             "purpose": "return_path_mx",
+                     *             "type": "MX",
+                     *             "name": "pc-bounces.example.com",
+                     *             "value": "mx.postcode.example",
+                     *             "priority": 10,
+                     *             "status": "verified"
+                     *           },
+                     *           {
+                     *             "purpose": "dmarc",
+                     *             "type": "TXT",
+                     *             "name": "_dmarc.example.com",
+                     *             "value": "v=DMARC1; p=none;",
+                     *             "status": "verified"
+                     *           }
+                     *         ],
+                     *         "inbound": null,
+                     *         "createdAt": "2026-11-26T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            name: string;
+                            /**
+                             * @description pending: no DKIM record found yet. verified: DKIM and return path found. partially_verified: DKIM found, return path not (mail is signed; the envelope uses the service return path). failed: no DKIM 72 h after adding, or a verified DKIM record disappeared
+                             * @enum {string}
+                             */
+                            status: "pending" | "verified" | "partially_verified" | "failed";
+                            /** @description DKIM (one per listed selector: during a rotation, the new one and the one it replaces), the return path MX and SPF, DMARC, and the receiving MX while the domain receives mail */
+                            records: {
+                                /** @enum {string} */
+                                purpose: "dkim" | "return_path_mx" | "return_path_spf" | "dmarc" | "inbound_mx";
+                                /** @enum {string} */
+                                type: "TXT" | "MX";
+                                /** @description The record name to publish */
+                                name: string;
+                                /** @description The record value (DMARC: the recommended one; any valid DMARC counts) */
+                                value: string;
+                                /** @description MX only */
+                                priority?: number;
+                                /** @enum {string} */
+                                status: "pending" | "verified" | "failed";
+                            }[];
+                            /** @description Where the domain receives mail; null: it does not (POST …/inbound) */
+                            inbound: {
+                                /** @description Mail to any address here reaches the account (its inbound routes decide) */
+                                name: string;
+                            } | null;
                             createdAt: string;
                         };
                     };

@@ -6,18 +6,17 @@ import { config } from '../config';
 import type { Bindings } from '../env';
 import { newId } from '../ids';
 import { accountStore } from '../store/account/client';
+import { emailIdOfMessageId } from '../store/account/emails';
 import type { InboundMessage, StoredAttachment } from '../store/account/inbound-messages';
 import { accountOfInboundSlug } from '../store/control/inbound-slugs';
 import { bucketsOf } from '../store/placement';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { InboundEventData, WebhookEvent } from '../webhooks/events';
-import { ownDomainsOf } from './own-domains';
+import { accountReceivingAt, ownDomainsOf } from './own-domains';
 import { authenticationOf, isAutoReply, isDeliveryReport, mailboxes, messageIdsOf } from './parse';
 import { matchRoute } from './patterns';
 
 export type InboundOutcome = 'no_account' | 'unmatched' | 'rejected' | 'too_large' | 'rate_limited' | 'stored';
-
-const EMAIL_ID = /^<(em_[a-z2-7]{20})@[^>]+>$/;
 
 /** The slug of an address on a subdomain of INBOUND_DOMAIN, or null when it is not one. */
 export function inboundSlugOfDomain(domain: string, parent: string | null): string | null {
@@ -94,15 +93,28 @@ async function keepBytes(env: Bindings, accountId: string, id: string, raw: Arra
   return { rawKey, stored };
 }
 
-/** Null when the address is not on a receiving subdomain (the handler goes on with bounces and complaints). */
+/**
+ * The account a domain receives for: `undefined` when the domain is no receiving one (a return path's, say),
+ * null for a subdomain of INBOUND_DOMAIN no account has.
+ */
+async function receiverOf(env: Bindings, domain: string): Promise<string | null | undefined> {
+  const settings = config(env);
+  const slug = inboundSlugOfDomain(domain, settings.inbound.domain);
+  if (slug !== null) return await accountOfInboundSlug(env.DB, slug);
+  const { returnPathSubdomain, globalReturnPath } = settings.domains;
+  // Return paths never receive (their subdomain is refused as a receiving one): bounces skip the lookup.
+  if (domain.startsWith(`${returnPathSubdomain}.`) || domain === globalReturnPath) return undefined;
+  return (await accountReceivingAt(env, domain)) ?? undefined;
+}
+
+/** Null when the address is not on a receiving domain (the handler goes on with bounces and complaints). */
 export async function receiveInbound(message: ForwardableEmailMessage, env: Bindings): Promise<InboundOutcome | null> {
   const settings = config(env).inbound;
   const to = message.to.toLowerCase();
   const domain = to.slice(to.lastIndexOf('@') + 1);
-  const slug = inboundSlugOfDomain(domain, settings.domain);
-  if (slug === null) return null;
-  const accountId = await accountOfInboundSlug(env.DB, slug);
-  if (!accountId) {
+  const accountId = await receiverOf(env, domain);
+  if (accountId === undefined) return null;
+  if (accountId === null) {
     message.setReject('5.1.1 No such mailbox here');
     return 'no_account';
   }
@@ -167,8 +179,8 @@ export async function receiveInbound(message: ForwardableEmailMessage, env: Bind
     receivedAt: Date.now(),
   };
   const candidates = [...new Set([inReplyTo, ...references.toReversed()])]
-    .map((messageId) => EMAIL_ID.exec(messageId ?? '')?.[1])
-    .filter((emailId): emailId is string => Boolean(emailId));
+    .map(emailIdOfMessageId)
+    .filter((emailId) => emailId !== null);
   const event = route.action === 'webhook' && !autoReply && !deliveryReport ? eventOf(record) : null;
   const { deliveryIds } = await store.recordInbound(record, candidates, event);
   await queueDeliveries(env, accountId, deliveryIds);

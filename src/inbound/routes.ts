@@ -6,20 +6,29 @@ import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { accountStore } from '../store/account/client';
 import { type InboundAction, type InboundRoute, MAX_INBOUND_ROUTES } from '../store/account/inbound-routes';
+import { inboundNamesOf } from '../store/control/inbound-domains';
 import { inboundSlugOf } from '../store/control/inbound-slugs';
 import { parsePattern } from './patterns';
 
 /** What the sender's server is told when a `reject` route names no reason. */
 export const DEFAULT_REJECT_REASON = 'This address does not accept mail';
 
-export type ReceivingDomain = { domain: string; kind: 'subdomain' };
+export type ReceivingDomain = { domain: string; kind: 'subdomain' | 'domain'; domainId: string | null };
 
-/** The domains the account receives at: its subdomain under INBOUND_DOMAIN (none when that is unset). */
+/**
+ * The domains the account receives at: its subdomain under INBOUND_DOMAIN (none when that is unset), then the
+ * names its own sending domains receive at.
+ */
 export async function receivingDomains(env: Bindings, accountId: string): Promise<ReceivingDomain[]> {
   const parent = config(env).inbound.domain;
-  if (!parent) return [];
-  const slug = await inboundSlugOf(env.DB, accountId);
-  return slug ? [{ domain: `${slug}.${parent}`, kind: 'subdomain' }] : [];
+  const [slug, own] = await Promise.all([
+    parent ? inboundSlugOf(env.DB, accountId) : null,
+    inboundNamesOf(env.DB, accountId),
+  ]);
+  return [
+    ...(slug ? [{ domain: `${slug}.${parent}`, kind: 'subdomain' as const, domainId: null }] : []),
+    ...own.map((d) => ({ domain: d.name, kind: 'domain' as const, domainId: d.domainId })),
+  ];
 }
 
 export const routeNotFound = () =>
@@ -46,7 +55,7 @@ export async function addInboundRoute(
   if ('error' in parsed) throw invalidPattern(parsed.error);
   const domains = await receivingDomains(env, accountId);
   if (!domains.some((d) => d.domain === parsed.domain)) {
-    const own = domains.map((d) => d.domain).join(', ') || 'none (INBOUND_DOMAIN is not set)';
+    const own = domains.map((d) => d.domain).join(', ') || 'none';
     throw invalidPattern(`${parsed.domain} is not a receiving domain of this account (its domains: ${own})`);
   }
   const created = await accountStore(env, accountId).createInboundRoute({

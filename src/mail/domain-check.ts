@@ -7,7 +7,7 @@ import type { DkimSelector, Domain, DomainStatus, RecordStatus } from '../store/
 import { dkimRecordValue } from './dkim-keys';
 
 export type DomainRecord = {
-  purpose: 'dkim' | 'return_path_mx' | 'return_path_spf' | 'dmarc';
+  purpose: 'dkim' | 'return_path_mx' | 'return_path_spf' | 'dmarc' | 'inbound_mx';
   type: RecordType;
   name: string;
   value: string;
@@ -80,6 +80,18 @@ export function domainRecords(domain: Domain, config: DomainsConfig, now = Date.
       value: RECOMMENDED_DMARC,
       status: domain.dmarcStatus,
     },
+    ...(domain.inboundName && config.inboundMx
+      ? [
+          {
+            purpose: 'inbound_mx',
+            type: 'MX',
+            name: domain.inboundName,
+            value: config.inboundMx,
+            priority: MX_PRIORITY,
+            status: domain.inboundStatus,
+          } satisfies DomainRecord,
+        ]
+      : []),
   ];
 }
 
@@ -122,11 +134,13 @@ const hasDmarc = (answer: DnsAnswer) =>
 const statusOf = (answer: DnsAnswer, found: boolean, known: RecordStatus, missing: RecordStatus): RecordStatus =>
   answer.kind === 'unavailable' ? known : found ? 'verified' : missing;
 
-/** The next check: pending (or a rotation waiting) backs off; a sending domain is checked daily; failed never. */
-function nextCheck(status: DomainStatus, rotating: boolean, checks: number, now: number): number | null {
+/**
+ * The next check: pending (or a rotation or a receiving MX waiting) backs off; a sending domain is checked daily;
+ * failed never.
+ */
+function nextCheck(status: DomainStatus, waiting: boolean, checks: number, now: number): number | null {
   if (status === 'failed') return null;
-  if (status === 'pending' || rotating)
-    return now + Math.min(FIRST_RETRY_MS * 2 ** Math.min(checks, 12), LAST_RETRY_MS);
+  if (status === 'pending' || waiting) return now + Math.min(FIRST_RETRY_MS * 2 ** Math.min(checks, 12), LAST_RETRY_MS);
   return now + DAILY_MS;
 }
 
@@ -149,11 +163,13 @@ export async function checkDomain(
 ): Promise<{ kind: 'checked'; domain: Domain } | { kind: 'unavailable'; domain: Domain }> {
   const returnPath = returnPathName(config, domain.name);
   const listed = listedSelectors(domain, now);
-  const [dkim, mx, spf, dmarc] = await Promise.all([
+  const inboundMx = domain.inboundName && config.inboundMx ? config.inboundMx : null;
+  const [dkim, mx, spf, dmarc, inbound] = await Promise.all([
     Promise.all(listed.map((s) => lookup(dkimName(s.selector, domain.name), 'TXT'))),
     config.returnPathMx ? lookup(returnPath, 'MX') : null,
     config.returnPathMx && config.spfInclude ? lookup(returnPath, 'TXT') : null,
     lookup(`_dmarc.${domain.name}`, 'TXT'),
+    inboundMx ? lookup(domain.inboundName!, 'MX') : null,
   ]);
   const at = nowIso(new Date(now));
   if (dkim.some((answer) => answer.kind === 'unavailable')) {
@@ -184,7 +200,9 @@ export async function checkDomain(
     : held || now - Date.parse(domain.createdAt) >= PENDING_LIMIT_MS
       ? 'failed'
       : 'pending';
-  const rotating = selectors.some((s) => s.status === 'pending');
+  const inboundStatus =
+    inbound && inboundMx ? statusOf(inbound, hasMx(inbound, inboundMx), domain.inboundStatus, 'pending') : 'pending';
+  const waiting = selectors.some((s) => s.status === 'pending') || (inbound !== null && inboundStatus === 'pending');
   const checks = domain.checks + 1;
   return {
     kind: 'checked',
@@ -194,8 +212,9 @@ export async function checkDomain(
       returnPathStatus,
       spfStatus,
       dmarcStatus: statusOf(dmarc, hasDmarc(dmarc), domain.dmarcStatus, 'pending'),
+      inboundStatus,
       checks,
-      nextCheckAt: nextCheck(status, rotating, checks, now),
+      nextCheckAt: nextCheck(status, waiting, checks, now),
       checkedAt: at,
       verifiedAt: signs ? (held ? domain.verifiedAt : at) : domain.verifiedAt,
       selectors: [...selectors, ...domain.selectors.filter((s) => !listed.includes(s))],

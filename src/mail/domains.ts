@@ -31,7 +31,7 @@ import { envelopeDomain, returnPathAddress } from './return-path';
 export const domainNotFound = () => new ApiError('DOMAIN_NOT_FOUND', 'domainId: no such domain for this account');
 
 /** The first check of a new domain or selector: soon, as DNS changes take a few minutes to show. */
-const FIRST_CHECK_MS = 5 * 60_000;
+export const FIRST_CHECK_MS = 5 * 60_000;
 /** Domains the scheduled handler checks per run (each check is up to five lookups). */
 const CHECKS_PER_RUN = 10;
 

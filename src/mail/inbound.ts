@@ -8,7 +8,7 @@ import PostalMime from 'postal-mime';
 import { config, type DomainsConfig, dkimKeySecret } from '../config';
 import type { Bindings } from '../env';
 import { accountStore } from '../store/account/client';
-import { recipientsOf } from '../store/account/emails';
+import { emailIdOfMessageId, recipientsOf } from '../store/account/emails';
 import { accountOfEmailId } from '../store/directory';
 import { canonicalAddress, parseMailbox } from './address';
 import type { DeliveryEvent } from './delivery-events';
@@ -18,7 +18,6 @@ import { messageKeyOf } from './return-path';
 
 /** Reports carry the returned message, attachments and all: the report itself is in the first part. */
 const MAX_REPORT_BYTES = 512 * 1024;
-const EMAIL_ID = /^<(em_[a-z2-7]{20})@[^>]+>$/;
 
 /** The first `limit` bytes of a message (the rest is cancelled). */
 async function head(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
@@ -74,7 +73,7 @@ export async function receiveMail(message: ForwardableEmailMessage, env: Binding
   const raw = await head(message.raw, MAX_REPORT_BYTES);
   const report = await readReport(await PostalMime.parse(raw, PARSE_OPTIONS), raw);
   if (!report || report.recipients.length === 0) return 'not_a_report';
-  emailId ??= EMAIL_ID.exec(report.messageId ?? '')?.[1] ?? null;
+  emailId ??= emailIdOfMessageId(report.messageId);
   if (emailId === null) return 'unmatched';
   const accountId = await accountOfEmailId(env, emailId);
   if (accountId === null) return 'unmatched';

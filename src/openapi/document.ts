@@ -35,6 +35,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   MEMBER_EXISTS: 'email: ada@example.com is a member already',
   LAST_OWNER: 'The account must keep an owner: make another member owner first',
   DOMAIN_TAKEN: 'example.com is verified by another account: it cannot be verified here',
+  DOMAIN_NOT_VERIFIED: 'example.com does not sign yet (status pending): verify it before it receives mail',
   ACCOUNT_PLACED:
     "accountId: the account's data exists already (placed at 2026-11-21T22:41:00.000Z): its place is fixed",
   WEBHOOK_LIMIT_REACHED: 'An account has at most 20 webhook endpoints',
@@ -51,6 +52,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   OTP_RATE_LIMITED: 'Too many requests: slow down and retry after the time in Retry-After',
   DAILY_LIMIT_REACHED: 'The daily sending allowance is used up; it resets at resetAt (UTC midnight)',
   SMTP_NOT_CONFIGURED: 'Outbound SMTP is not configured on this service',
+  INBOUND_NOT_CONFIGURED: 'Receiving on your own domains is not set up on this service (INBOUND_MX)',
   INTERNAL_ERROR: 'An unexpected error occurred',
 };
 

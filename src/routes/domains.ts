@@ -1,6 +1,7 @@
 import { liveMailApi } from '../auth/guards';
 import type { DomainsConfig } from '../config';
 import { config } from '../config';
+import { disableDomainInbound, enableDomainInbound } from '../inbound/own-domains';
 import { domainRecords } from '../mail/domain-check';
 import { addDomain, domainNotFound, removeDomain, rotateDkim, verifyDomain } from '../mail/domains';
 import { linksFilling } from '../openapi/document';
@@ -17,6 +18,7 @@ const detail = (domain: Domain, settings: DomainsConfig) => ({
   name: domain.name,
   status: domain.status,
   records: domainRecords(domain, settings),
+  inbound: domain.inboundName ? { name: domain.inboundName } : null,
   createdAt: domain.createdAt,
 });
 
@@ -48,7 +50,30 @@ const DOMAIN = {
       status: 'pending' as const,
     },
   ],
+  inbound: null,
   createdAt: '2026-11-26T09:00:00.000Z',
+};
+
+const VERIFIED_DOMAIN = {
+  ...DOMAIN,
+  status: 'verified' as const,
+  records: DOMAIN.records.map((r) => ({ ...r, status: 'verified' as const })),
+};
+
+const RECEIVING_DOMAIN = {
+  ...VERIFIED_DOMAIN,
+  records: [
+    ...VERIFIED_DOMAIN.records,
+    {
+      purpose: 'inbound_mx' as const,
+      type: 'MX' as const,
+      name: 'inbound.example.com',
+      value: 'mx.postcode.example',
+      priority: 10,
+      status: 'pending' as const,
+    },
+  ],
+  inbound: { name: 'inbound.example.com' },
 };
 
 const common = { tag: 'Domains', guard: liveMailApi, limit: { bucket: 'read' } } as const;
@@ -69,6 +94,7 @@ const create = route({
       getDomain: ['get', '/api/v1/domains/{domainId}'],
       verifyDomain: ['post', '/api/v1/domains/{domainId}/verify'],
       rotateDkim: ['post', '/api/v1/domains/{domainId}/rotate-dkim'],
+      enableDomainInbound: ['post', '/api/v1/domains/{domainId}/inbound'],
       deleteDomain: ['delete', '/api/v1/domains/{domainId}'],
     }),
   },
@@ -128,17 +154,7 @@ const verify = route({
   description:
     'Looks the records up now and answers the domain with what was found. 409 DOMAIN_TAKEN when DKIM is found but another account holds the domain verified. A resolver that does not answer changes nothing.',
   params: schema.domainIdParam,
-  success: {
-    status: 200,
-    content: json(schema.domainResponse, {
-      success: true,
-      data: {
-        ...DOMAIN,
-        status: 'verified',
-        records: DOMAIN.records.map((r) => ({ ...r, status: 'verified' as const })),
-      },
-    }),
-  },
+  success: { status: 200, content: json(schema.domainResponse, { success: true, data: VERIFIED_DOMAIN }) },
   errors: ['DOMAIN_NOT_FOUND', 'DOMAIN_TAKEN'],
 });
 
@@ -151,6 +167,39 @@ const rotate = route({
     'Adds a new selector (pending). Signing moves to it once its record is found; the one it replaces stays listed and signs for 7 more days. While a new selector is pending, this answers the domain as it is.',
   params: schema.domainIdParam,
   success: { status: 200, content: json(schema.domainResponse, { success: true, data: DOMAIN }) },
+  errors: ['DOMAIN_NOT_FOUND'],
+});
+
+const enableInbound = route({
+  ...common,
+  method: 'post',
+  path: '/api/v1/domains/{domainId}/inbound',
+  summary: 'Receive mail on the domain',
+  description:
+    "Mail to the domain (or `subdomain`.domain) reaches the account once its MX record (`inbound_mx`) points at the service; the account's inbound routes decide what happens to it. The domain must sign first (409 DOMAIN_NOT_VERIFIED). Calling it again moves receiving to the new name. 409 DOMAIN_TAKEN when another account receives there; 503 INBOUND_NOT_CONFIGURED when the service has no MX host for customers' domains. See docs/inbound.md for which setups reach the service.",
+  params: schema.domainIdParam,
+  body: schema.enableInboundBody,
+  bodyExample: { subdomain: 'inbound' },
+  success: {
+    status: 200,
+    content: json(schema.domainResponse, { success: true, data: RECEIVING_DOMAIN }),
+    links: linksFilling('domainId', '$response.body#/data/id', {
+      verifyDomain: ['post', '/api/v1/domains/{domainId}/verify'],
+      disableDomainInbound: ['delete', '/api/v1/domains/{domainId}/inbound'],
+    }),
+  },
+  errors: ['DOMAIN_NOT_FOUND', 'DOMAIN_NOT_VERIFIED', 'DOMAIN_TAKEN', 'INBOUND_NOT_CONFIGURED'],
+});
+
+const disableInbound = route({
+  ...common,
+  method: 'delete',
+  path: '/api/v1/domains/{domainId}/inbound',
+  summary: 'Stop receiving mail on the domain',
+  description:
+    'Mail to it is no longer taken for the account (its inbound routes there stay, matching nothing). The domain as it is when it did not receive.',
+  params: schema.domainIdParam,
+  success: { status: 200, content: json(schema.domainResponse, { success: true, data: VERIFIED_DOMAIN }) },
   errors: ['DOMAIN_NOT_FOUND'],
 });
 
@@ -181,5 +230,15 @@ export const domainRoutes = router()
   })
   .openapi(rotate, async (c) => {
     const domain = await rotateDkim(c.env, c.var.credential.accountId, c.req.valid('param').domainId);
+    return ok(c, detail(domain, config(c.env).domains));
+  })
+  .openapi(enableInbound, async (c) => {
+    const { domainId } = c.req.valid('param');
+    const { subdomain } = c.req.valid('json');
+    const domain = await enableDomainInbound(c.env, c.var.credential.accountId, domainId, subdomain);
+    return ok(c, detail(domain, config(c.env).domains));
+  })
+  .openapi(disableInbound, async (c) => {
+    const domain = await disableDomainInbound(c.env, c.var.credential.accountId, c.req.valid('param').domainId);
     return ok(c, detail(domain, config(c.env).domains));
   });

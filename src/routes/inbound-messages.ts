@@ -1,6 +1,6 @@
 // Received mail: the account's messages newest first, one with its parsed fields, its exact bytes, an attachment.
 import { liveMailApi } from '../auth/guards';
-import { ApiError } from '../errors';
+import { attachmentOf, findMessage, inboundNotFound } from '../inbound/messages';
 import { attachmentLinks, inboundPaths } from '../inbound/receive';
 import { linksFilling, linkTo } from '../openapi/document';
 import { RETENTION_NOTE } from '../retention';
@@ -12,8 +12,6 @@ import { bucketsOf } from '../store/placement';
 import { json, ok, route, router } from './route';
 
 const common = { tag: 'Inbound' as const, guard: liveMailApi, limit: { bucket: 'read' as const } };
-
-const notFound = () => new ApiError('INBOUND_NOT_FOUND', 'inboundId: no such received message for this account');
 
 const summary = (m: InboundMessage) => ({
   id: m.id,
@@ -160,12 +158,6 @@ const attachment = route({
   errors: ['INBOUND_NOT_FOUND'],
 });
 
-async function found(env: Parameters<typeof accountStore>[0], accountId: string, id: string) {
-  const message = await accountStore(env, accountId).findInbound(accountId, id);
-  if (!message) throw notFound();
-  return message;
-}
-
 export const inboundMessageRoutes = router()
   .openapi(list, async (c) => {
     const { accountId } = c.var.credential;
@@ -181,28 +173,20 @@ export const inboundMessageRoutes = router()
     return ok(c, pageData('messages', { ...page, items: page.items.map(summary) }, request));
   })
   .openapi(get, async (c) => {
-    const message = await found(c.env, c.var.credential.accountId, c.req.valid('param').inboundId);
+    const message = await findMessage(c.env, c.var.credential.accountId, c.req.valid('param').inboundId);
     return ok(c, detail(message));
   })
   .openapi(raw, async (c) => {
     const { accountId } = c.var.credential;
-    const message = await found(c.env, accountId, c.req.valid('param').inboundId);
+    const message = await findMessage(c.env, accountId, c.req.valid('param').inboundId);
     const object = await (await bucketsOf(c.env, accountId)).bodies.get(message.rawKey);
-    if (!object) throw notFound(); // its retention ran meanwhile
+    if (!object) throw inboundNotFound(); // its retention ran meanwhile
     return c.body(object.body, 200, { 'Content-Type': 'message/rfc822' }) as never;
   })
   .openapi(attachment, async (c) => {
     const { accountId } = c.var.credential;
     const { inboundId, index } = c.req.valid('param');
-    const message = await found(c.env, accountId, inboundId);
-    const part = message.attachments[index];
-    if (!part)
-      throw new ApiError('INBOUND_NOT_FOUND', `index: the message has ${message.attachments.length} attachment(s)`);
-    const object = await (await bucketsOf(c.env, accountId)).attachments.get(part.key);
-    if (!object) throw notFound();
-    const name = (part.filename ?? `attachment-${index}`).replace(/["\\\r\n]/g, '_');
-    return c.body(object.body, 200, {
-      'Content-Type': part.contentType,
-      'Content-Disposition': `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`,
-    }) as never;
+    const message = await findMessage(c.env, accountId, inboundId);
+    const { body, headers } = await attachmentOf(c.env, accountId, message, index);
+    return c.body(body, 200, headers) as never;
   });

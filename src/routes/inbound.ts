@@ -44,7 +44,7 @@ const addresses = route({
     status: 200,
     content: json(schema.addressesResponse, {
       success: true,
-      data: { domains: [{ domain: DOMAIN, kind: 'subdomain' }] },
+      data: { domains: [{ domain: DOMAIN, kind: 'subdomain', domainId: null }] },
     }),
   },
 });

@@ -99,6 +99,17 @@ const EMAIL_DETAIL_EXAMPLE = {
       route: 'smtp',
     },
   ],
+  replies: [
+    {
+      inboundId: 'inm_7d2kq5zx3mwa8n4tr6hbe2yc',
+      from: { address: 'ada@example.com', name: 'Ada Lovelace' },
+      subject: 'Re: Your receipt',
+      receivedAt: '2026-11-21T23:02:10.000Z',
+      autoReply: false,
+      deliveryReport: false,
+      url: '/api/v1/inbound/inm_7d2kq5zx3mwa8n4tr6hbe2yc',
+    },
+  ],
 };
 
 const getEmail = route({
@@ -106,7 +117,7 @@ const getEmail = route({
   path: '/api/v1/emails/{emailId}',
   tag: 'Mail',
   summary: 'One email with its recipients and timeline',
-  description: `The email as sent, its body included (\`html\`, \`text\`; a template's rendered with its vars). Each recipient has its own status (\`reply\` when the server refused it, \`bounceType\` and \`bounceReason\` when it bounced); \`events\` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. ${RETENTION_NOTE.emails} A deleted email answers 404.`,
+  description: `The email as sent, its body included (\`html\`, \`text\`; a template's rendered with its vars). Each recipient has its own status (\`reply\` when the server refused it, \`bounceType\` and \`bounceReason\` when it bounced); \`events\` is the timeline: queued, scheduled, rescheduled, canceled, held, released, deferred, sent, failed, suppressed, recovered. \`replies\` lists mail received in reply. ${RETENTION_NOTE.emails} A deleted email answers 404.`,
   guard: mailApi,
   limit: { bucket: 'read' },
   params: emailIdParam,
@@ -139,7 +150,7 @@ export const sendLogRoutes = router()
     const { accountId, mode } = c.var.credential;
     const owner = { accountId, test: mode === 'test' };
     const { emailId } = c.req.valid('param');
-    const { email, recipients, events, body } = await emailDetail(c.env, owner, emailId);
+    const { email, recipients, events, replies, body } = await emailDetail(c.env, owner, emailId);
     return ok(c, {
       id: email.id,
       status: email.status,
@@ -168,5 +179,14 @@ export const sendLogRoutes = router()
       ...(email.lastReply ? { lastReply: email.lastReply } : {}),
       recipients,
       events,
+      replies: replies.map((r) => ({
+        inboundId: r.inboundId,
+        from: r.from,
+        subject: r.subject,
+        receivedAt: new Date(r.receivedAt).toISOString(),
+        autoReply: r.autoReply,
+        deliveryReport: r.deliveryReport,
+        url: `/api/v1/inbound/${r.inboundId}`,
+      })),
     });
   });

@@ -9,7 +9,7 @@ import { optionalQueryInt, queryInt } from '../validation';
 
 const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
 /** An ASCII label the URL parser keeps as it is: letters, digits, inner hyphens, and not `xn--` (punycode it checks). */
-const LABEL = '(?![Xx][Nn]--)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+export const LABEL = '(?![Xx][Nn]--)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 /** A last label the URL parser reads as a number (an IPv4 part): decimal, or hex after 0x. */
 const NUMBER_LABEL = '(?:[0-9]+|0[Xx][0-9A-Fa-f]*)(?![A-Za-z0-9-])';
 /**

@@ -13,6 +13,7 @@ import {
   subjectText,
   templateVars,
 } from './common';
+import { mailbox } from './inbound';
 import {
   MAX_RECIPIENTS,
   ONE_SENDER,
@@ -133,6 +134,16 @@ const recipientOutcome = z.object({
   route: z.string().optional().openapi({ description: 'The delivery route (MAIL_ROUTES name) that took it' }),
 });
 
+const reply = z.object({
+  inboundId: z.string(),
+  from: mailbox.nullable(),
+  subject: z.string().nullable(),
+  receivedAt: z.string(),
+  autoReply: z.boolean().openapi({ description: 'An automatic answer (a vacation message, say)' }),
+  deliveryReport: z.boolean().openapi({ description: 'A delivery report (multipart/report)' }),
+  url: z.string(),
+});
+
 const emailEvent = z.object({
   type: z.enum([
     'queued',
@@ -184,6 +195,10 @@ export const emailDetailResponse = envelope(
     lastReply: z.string().optional(),
     recipients: z.array(recipientOutcome),
     events: z.array(emailEvent),
+    replies: z.array(reply).openapi({
+      description:
+        'Mail received in reply (its In-Reply-To or References names this email), oldest first, at most 50; each in full at its `url` (GET /api/v1/inbound/{inboundId})',
+    }),
   }),
 );
 

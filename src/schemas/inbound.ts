@@ -64,9 +64,11 @@ export const addressesResponse = envelope(
         domain: z
           .string()
           .openapi({ description: 'Mail to any address here reaches the account (routes decide what happens)' }),
-        kind: z
-          .enum(['subdomain'])
-          .openapi({ description: "`subdomain`: the account's own under the service's INBOUND_DOMAIN" }),
+        kind: z.enum(['subdomain', 'domain']).openapi({
+          description:
+            "`subdomain`: the account's own under the service's INBOUND_DOMAIN; `domain`: one of its sending domains (or a subdomain of it) that receives (POST /api/v1/domains/{domainId}/inbound)",
+        }),
+        domainId: z.string().nullable().openapi({ description: 'The sending domain it belongs to (kind `domain`)' }),
       }),
     ),
   }),
@@ -94,7 +96,7 @@ export const attachmentParams = z.object({
     .openapi({ pattern: '^(0|[1-9][0-9]{0,2})$', description: "The attachment's index in `attachments`" }),
 });
 
-const mailbox = z.object({ address: z.string(), name: z.string() });
+export const mailbox = z.object({ address: z.string(), name: z.string() });
 const verdict = z.enum(['pass', 'fail', 'none', 'unknown']);
 
 const inboundSummary = z.object({

@@ -1,6 +1,7 @@
 // The contract test's calls to the domain and sender routes and the hosted confirmation page (a part of
 // openapi-contract.test.ts, kept apart for its length): each operation answers a success and an error.
 import { randomUUID } from 'node:crypto';
+import { publishRecords } from './shared-service';
 
 type Check = (
   method: string,
@@ -32,11 +33,18 @@ export async function checkDomainsAndSenders(check: Check, mailKey: string, inbo
   const one = '/api/v1/domains/{domainId}';
   await check('GET', one, `/api/v1/domains/${domain.id}`, auth);
   await check('GET', one, '/api/v1/domains/dom_unknown', auth);
+  const inbound = '/api/v1/domains/{domainId}/inbound';
+  await check('POST', inbound, `/api/v1/domains/${domain.id}/inbound`, { ...auth, body: {} });
+  await publishRecords((domain as unknown as { records: Parameters<typeof publishRecords>[0] }).records);
   for (const action of ['verify', 'rotate-dkim']) {
     const template = `/api/v1/domains/{domainId}/${action}`;
     await check('POST', template, `/api/v1/domains/${domain.id}/${action}`, auth);
     await check('POST', template, `/api/v1/domains/dom_unknown/${action}`, auth);
   }
+  await check('POST', inbound, `/api/v1/domains/${domain.id}/inbound`, { ...auth, body: { subdomain: 'in' } });
+  await check('POST', inbound, '/api/v1/domains/dom_unknown/inbound', { ...auth, body: {} });
+  await check('DELETE', inbound, `/api/v1/domains/${domain.id}/inbound`, auth);
+  await check('DELETE', inbound, '/api/v1/domains/dom_unknown/inbound', auth);
   await check('DELETE', one, `/api/v1/domains/${domain.id}`, auth);
   await check('DELETE', one, `/api/v1/domains/${domain.id}`, auth);
 

@@ -14,6 +14,8 @@ export type E2eService = {
   stateDir: string;
   inboxPort: number;
   adminToken: string;
+  /** The local DNS-over-HTTPS resolver (POST /publish answers a name as a domain's owner would). */
+  dnsUrl: string;
   accountId: string;
   mailKey: string;
   serverOtpKey: string;
@@ -58,6 +60,7 @@ export default async function setup(project: TestProject) {
     stateDir,
     inboxPort,
     adminToken: ready.adminToken,
+    dnsUrl: ready.dnsUrl,
     accountId: ready.accountId,
     mailKey: ready.mailKey,
     serverOtpKey: ready.serverOtpKey,

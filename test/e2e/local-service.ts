@@ -48,6 +48,8 @@ export type ServiceOptions = {
 export type Ready = {
   baseUrl: string;
   adminToken: string;
+  /** The local DNS-over-HTTPS resolver (POST /publish answers a name as a domain's owner would). */
+  dnsUrl: string;
   accountId: string;
   mailKey: string;
   serverOtpKey: string;

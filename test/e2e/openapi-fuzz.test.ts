@@ -65,6 +65,8 @@ const BEYOND_SCHEMA: RegExp[] = [
   /^after: give page or after, not both$/,
   // Which domains an account receives at is data (its slug, its verified domains), not schema.
   /^pattern: \S+ is not a receiving domain of this account/,
+  // A receiving subdomain's clash with the return path's, or its length with the domain's: data again.
+  /^subdomain: \S+ (is the return path's subdomain|is longer than 253 characters)/,
 ];
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });

@@ -7,6 +7,7 @@ import { type ErrorCode, Postcode, type PostcodeError } from 'postcode';
 import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { uniqueEmail } from './browser';
 import { type Account, mailsTo, ownAccount, service, waitForMails } from './sdk-support';
+import { publishRecords } from './shared-service';
 
 let account: Account;
 let pc: Postcode;
@@ -171,7 +172,7 @@ describe('templates', () => {
 });
 
 describe('domains', () => {
-  it('create answers the records to publish; get, list, verify, rotateDkim, remove', async () => {
+  it('create answers the records to publish; get, list, verify, rotateDkim, enableInbound, remove', async () => {
     const name = `sdk-${randomUUID().slice(0, 8)}.example`;
     const created = await pc.domains.create({ name });
     expect(created.error).toBeNull();
@@ -190,6 +191,15 @@ describe('domains', () => {
     expect(verified).toMatchObject({ error: null, data: { id, name, status: 'pending' } });
     const rotated = await pc.domains.rotateDkim(id);
     expect(rotated).toMatchObject({ error: null, data: { id, name } });
+
+    // Receiving waits for the domain to sign; its owner publishes the records, and then it can.
+    expect((await pc.domains.enableInbound(id)).error).toMatchObject({ code: 'DOMAIN_NOT_VERIFIED', status: 409 });
+    await publishRecords(rotated.data!.records);
+    expect((await pc.domains.verify(id)).data).toMatchObject({ status: 'verified' });
+    const receiving = await pc.domains.enableInbound(id, { subdomain: 'in' });
+    expect(receiving.data).toMatchObject({ inbound: { name: `in.${name}` } });
+    expect(receiving.data!.records.find((r) => r.purpose === 'inbound_mx')).toMatchObject({ name: `in.${name}` });
+    expect((await pc.domains.disableInbound(id)).data).toMatchObject({ inbound: null });
 
     expect((await pc.domains.remove(id)).data).toEqual({ id, deleted: true });
     expect((await pc.domains.get(id)).error).toMatchObject({ code: 'DOMAIN_NOT_FOUND', status: 404 });

@@ -34,6 +34,17 @@ export async function succeeded<T>(method: string, path: string, token: string, 
   return json.data;
 }
 
+type DnsRecord = { name: string; type: string; value: string; priority?: number };
+
+/** Publishes a domain's records in the service's local resolver, as the domain's owner would. */
+export async function publishRecords(records: DnsRecord[]): Promise<void> {
+  for (const r of records) {
+    const data = [r.type === 'MX' ? `${r.priority} ${r.value}.` : r.value];
+    const res = await fetch(`${service.dnsUrl}/publish`, { method: 'POST', body: JSON.stringify({ ...r, data }) });
+    if (!res.ok) throw new Error(`publish ${r.name} ${r.type}: ${res.status}`);
+  }
+}
+
 /** `node scripts/<script> …args` as `npm run` runs it, against this service's state and inbox. */
 export function runScript(script: string, ...args: string[]) {
   const run = spawnSync(process.execPath, [`scripts/${script}`, ...args], {

@@ -165,10 +165,26 @@ describe('email(): receiving', () => {
       references: [`<root@example.com>`, `<${mine}@postcode.dev>`],
     });
     expect(await deliver(reply)).toBeNull();
-    expect((await only(account.mailKey)).emailId).toBe(mine);
+    const received = await only(account.mailKey);
+    expect(received.emailId).toBe(mine);
+    // The email's detail lists it.
+    const sent = await call<{ replies: unknown[] }>('GET', `/api/v1/emails/${mine}`, { token: account.mailKey });
+    expect(sent.json.data.replies).toEqual([
+      {
+        inboundId: received.id,
+        from: received.from,
+        subject: received.subject,
+        receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        autoReply: false,
+        deliveryReport: false,
+        url: `/api/v1/inbound/${received.id}`,
+      },
+    ]);
     const stranger = await receiving({ support: 'store' });
     expect(await deliver(replyTo({ to: stranger.at('support'), inReplyTo: `<${theirs}@postcode.dev>` }))).toBeNull();
     expect((await only(stranger.mailKey)).emailId).toBeNull();
+    const theirDetail = await call<{ replies: unknown[] }>('GET', `/api/v1/emails/${theirs}`, { token: other.mailKey });
+    expect(theirDetail.json.data.replies).toEqual([]);
   });
 
   it('auto-replies and delivery reports are stored with a flag, never sent as email.received', async () => {

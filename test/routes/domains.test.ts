@@ -72,6 +72,7 @@ describe('POST /api/v1/domains', () => {
         },
         { purpose: 'dmarc', type: 'TXT', name: `_dmarc.${name}`, value: 'v=DMARC1; p=none;', status: 'pending' },
       ],
+      inbound: null,
       createdAt: expect.any(String),
     });
     const spki = recordOf(domain, 'dkim').value.split('p=')[1]!;

@@ -29,7 +29,9 @@ describe('GET /api/v1/inbound/addresses', () => {
     const suffix = crypto.randomUUID().slice(0, 8);
     const { mailKey } = await newAccount(`Zoë's Café ${suffix}`);
     const domains = await addressesOf(mailKey);
-    expect(domains).toEqual([{ domain: `zoe-s-cafe-${suffix}.${env.INBOUND_DOMAIN}`, kind: 'subdomain' }]);
+    expect(domains).toEqual([
+      { domain: `zoe-s-cafe-${suffix}.${env.INBOUND_DOMAIN}`, kind: 'subdomain', domainId: null },
+    ]);
     expect(await addressesOf(mailKey)).toEqual(domains);
   });
 

@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { type ApiResponse, call } from './api';
 
 export type DomainRecord = {
-  purpose: 'dkim' | 'return_path_mx' | 'return_path_spf' | 'dmarc';
+  purpose: 'dkim' | 'return_path_mx' | 'return_path_spf' | 'dmarc' | 'inbound_mx';
   type: 'TXT' | 'MX';
   name: string;
   value: string;

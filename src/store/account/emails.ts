@@ -95,6 +95,10 @@ export const EMAIL_STATUS_SQL = `(SELECT CASE
 
 export const messageIdOf = (id: string, fromEmail: string) => `<${id}@${fromEmail.split('@').pop()}>`;
 
+/** The email a Message-ID of ours names (its inverse), or null for anyone else's. */
+export const emailIdOfMessageId = (messageId: string | null | undefined): string | null =>
+  /^<(em_[a-z2-7]{20})@[^>]+>$/.exec(messageId ?? '')?.[1] ?? null;
+
 export const toEmail = (row: EmailRow): EmailRecord => ({
   id: row.id,
   accountId: row.account_id,

@@ -192,3 +192,33 @@ export async function findInbound(db: AccountSql, accountId: string, id: string)
     .first<Row>();
   return row ? toMessage(row) : null;
 }
+
+/** An email's detail lists at most this many replies (the oldest); GET /api/v1/inbound has them all. */
+export const MAX_LISTED_REPLIES = 50;
+
+export type Reply = {
+  inboundId: string;
+  from: MailboxData | null;
+  subject: string | null;
+  receivedAt: number;
+  autoReply: boolean;
+  deliveryReport: boolean;
+};
+
+/** The replies received to one of the account's emails, oldest first (through inbound_messages_email). */
+export const repliesTo = (db: AccountSql, accountId: string, emailId: string) =>
+  db
+    .prepare(
+      `SELECT id, from_address, from_name, subject, received_at, auto_reply, delivery_report FROM inbound_messages
+       WHERE email_id = ?1 AND account_id = ?2 ORDER BY received_at, id LIMIT ${MAX_LISTED_REPLIES}`,
+    )
+    .bind(emailId, accountId);
+
+export const toReply = (r: Row): Reply => ({
+  inboundId: r.id,
+  from: r.from_address === null ? null : { address: r.from_address as string, name: (r.from_name as string) ?? '' },
+  subject: r.subject as string | null,
+  receivedAt: r.received_at,
+  autoReply: r.auto_reply === 1,
+  deliveryReport: r.delivery_report === 1,
+});

@@ -7,6 +7,7 @@ import { type PageRequest, pageFromRows, pageQueryParts } from '../paging';
 import { bodiesHere } from './bodies';
 import { listEmailEvents } from './email-events';
 import { type EmailRow, type EmailStatus, SELECT_EMAIL, toEmail } from './emails';
+import { repliesTo, toReply } from './inbound-messages';
 import type { AccountSql } from './object-sql';
 import type { EmailOwner } from './schedule';
 
@@ -150,7 +151,7 @@ export type RecipientOutcome = {
 /** One email of the owner with its recipients' outcomes and its timeline; null when not the owner's. */
 export async function findEmailDetail(db: AccountSql, owner: EmailOwner, id: string) {
   const test = owner.test ? 1 : 0;
-  const [email, recipients] = await db.batch([
+  const [email, recipients, replies] = await db.batch([
     db.prepare(`${SELECT_EMAIL} WHERE e.id = ?1 AND e.account_id = ?2 AND e.test = ?3`).bind(id, owner.accountId, test),
     db
       .prepare(
@@ -159,6 +160,7 @@ export async function findEmailDetail(db: AccountSql, owner: EmailOwner, id: str
          WHERE r.email_id = ?1 AND e.account_id = ?2 AND e.test = ?3 ORDER BY r.position`,
       )
       .bind(id, owner.accountId, test),
+    repliesTo(db, owner.accountId, id),
   ]);
   const row = email!.results[0] as EmailRow | undefined;
   if (!row) return null;
@@ -184,5 +186,11 @@ export async function findEmailDetail(db: AccountSql, owner: EmailOwner, id: str
   );
   const events = await listEmailEvents(db, id);
   // A body not yet moved to R2 is still here.
-  return { email: toEmail(row), recipients: outcomes, events, keptBody: (await bodiesHere(db, [id]))[id] ?? null };
+  return {
+    email: toEmail(row),
+    recipients: outcomes,
+    events,
+    replies: (replies!.results as Parameters<typeof toReply>[0][]).map(toReply),
+    keptBody: (await bodiesHere(db, [id]))[id] ?? null,
+  };
 }

@@ -26,6 +26,10 @@ export type Domain = {
   returnPathStatus: RecordStatus;
   spfStatus: RecordStatus;
   dmarcStatus: RecordStatus;
+  /** Where the domain receives mail (itself or a subdomain), null while receiving there is off. */
+  inboundName: string | null;
+  /** Its MX record's status (pending while receiving is off). */
+  inboundStatus: RecordStatus;
   /** Checks made so far (the backoff of a pending domain grows with them). */
   checks: number;
   nextCheckAt: number | null;
@@ -46,6 +50,8 @@ type DomainRow = {
   return_path_status: RecordStatus;
   spf_status: RecordStatus;
   dmarc_status: RecordStatus;
+  inbound_name: string | null;
+  inbound_status: RecordStatus;
   checks: number;
   next_check_at: number | null;
   checked_at: string | null;
@@ -65,7 +71,7 @@ type SelectorRow = {
 };
 
 const DOMAIN_COLUMNS =
-  'id, account_id, name, status, return_path_status, spf_status, dmarc_status, checks, next_check_at, checked_at, verified_at, created_at';
+  'id, account_id, name, status, return_path_status, spf_status, dmarc_status, inbound_name, inbound_status, checks, next_check_at, checked_at, verified_at, created_at';
 const SELECTOR_COLUMNS =
   'domain_id, selector, public_key, sealed_private_key, status, created_at, verified_at, retires_at';
 
@@ -87,6 +93,8 @@ const toDomain = (row: DomainRow, selectors: SelectorRow[]): Domain => ({
   returnPathStatus: row.return_path_status,
   spfStatus: row.spf_status,
   dmarcStatus: row.dmarc_status,
+  inboundName: row.inbound_name,
+  inboundStatus: row.inbound_status,
   checks: row.checks,
   nextCheckAt: row.next_check_at,
   checkedAt: row.checked_at,
@@ -136,6 +144,8 @@ export async function createDomain(
       returnPathStatus: 'pending',
       spfStatus: 'pending',
       dmarcStatus: 'pending',
+      inboundName: null,
+      inboundStatus: 'pending',
       checks: 0,
       checkedAt: null,
       verifiedAt: null,
@@ -196,14 +206,15 @@ export async function saveDomain(
     await db.batch([
       db
         .prepare(
-          `UPDATE domains SET status = ?, return_path_status = ?, spf_status = ?, dmarc_status = ?, checks = ?,
-             next_check_at = ?, checked_at = ?, verified_at = ? WHERE id = ?`,
+          `UPDATE domains SET status = ?, return_path_status = ?, spf_status = ?, dmarc_status = ?, inbound_status = ?,
+             checks = ?, next_check_at = ?, checked_at = ?, verified_at = ? WHERE id = ?`,
         )
         .bind(
           domain.status,
           domain.returnPathStatus,
           domain.spfStatus,
           domain.dmarcStatus,
+          domain.inboundStatus,
           domain.checks,
           domain.nextCheckAt,
           domain.checkedAt,

@@ -44,6 +44,7 @@ describe('GET /api/v1/emails/{emailId}', () => {
         { type: 'queued', at: expect.any(String) },
         { type: 'sent', at: expect.any(String), detail: to, route: 'smtp' },
       ],
+      replies: [],
     });
     expect(Date.parse(res.json.data.sentAt!)).toBeGreaterThanOrEqual(Date.parse(res.json.data.createdAt));
   });

@@ -6,6 +6,7 @@ import { CSRF_FIELD } from '../browser';
 export const NAV = [
   { href: '/dashboard/overview', label: 'Overview' },
   { href: '/dashboard/emails', label: 'Emails' },
+  { href: '/dashboard/inbound', label: 'Received' },
   { href: '/dashboard/templates', label: 'Templates' },
   { href: '/dashboard/domains', label: 'Domains' },
   { href: '/dashboard/suppressions', label: 'Suppressions' },

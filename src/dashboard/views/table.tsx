@@ -34,3 +34,14 @@ export function Table(props: { columns: string[]; rows: Child[][]; empty?: strin
     </div>
   );
 }
+
+/** Newest and Older links over a newest-first list, keeping its filters (`query`) on both. */
+export function Pager(props: { path: string; query: URLSearchParams; first: boolean; next: string | null }) {
+  const withCursor = (cursor: string) => new URLSearchParams([...props.query, ['after', cursor]]);
+  return (
+    <nav class="pager" aria-label="Pages">
+      {props.first ? null : <a href={`${props.path}?${props.query}`}>Newest</a>}
+      {props.next ? <a href={`${props.path}?${withCursor(props.next)}`}>Older</a> : null}
+    </nav>
+  );
+}

@@ -30,7 +30,7 @@ const modeForm = z.object({ mode: z.string().optional() });
 const TIMED_EVENTS = new Set(['scheduled', 'rescheduled']);
 
 /** `label: value` pairs of an email's fields, leaving out the empty ones. */
-function Fields(props: { fields: [string, unknown][] }) {
+export function Fields(props: { fields: [string, unknown][] }) {
   return (
     <dl class="fields">
       {props.fields
@@ -47,7 +47,7 @@ function Fields(props: { fields: [string, unknown][] }) {
 
 async function detailPage(c: Context<PageEnv>, owner: EmailOwner, notice?: unknown) {
   const emailId = c.req.param('emailId') ?? '';
-  const { email, recipients, events, body } = await emailDetail(c.env, owner, emailId);
+  const { email, recipients, events, replies, body } = await emailDetail(c.env, owner, emailId);
   const done = DONE[c.req.query('done') ?? ''];
   const writable = email.status === 'SCHEDULED' && can(c.var.signedIn.role, 'write');
   const base = `/dashboard/emails/${email.id}`;
@@ -128,6 +128,22 @@ async function detailPage(c: Context<PageEnv>, owner: EmailOwner, notice?: unkno
           TIMED_EVENTS.has(e.type) && e.detail ? <When iso={e.detail} /> : (e.detail ?? ''),
         ])}
       />
+      {replies.length > 0 ? (
+        <>
+          <h2>Replies</h2>
+          <Table
+            columns={['Received', 'From', 'Subject']}
+            rows={replies.map((r) => [
+              <When iso={new Date(r.receivedAt).toISOString()} />,
+              r.from ? r.from.address : '',
+              <a href={`/dashboard/inbound/${r.inboundId}`}>
+                {r.subject || '(no subject)'}
+                {r.autoReply ? ' (auto-reply)' : r.deliveryReport ? ' (delivery report)' : ''}
+              </a>,
+            ])}
+          />
+        </>
+      ) : null}
       {Object.keys(email.headers).length > 0 ? (
         <>
           <h2>Headers</h2>

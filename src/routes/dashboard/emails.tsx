@@ -1,7 +1,7 @@
 // Emails: the send log with the API's filters and cursor paging (one email's page is in email.tsx).
 import type { Context } from 'hono';
 import { When } from '../../dashboard/views/layout';
-import { Table } from '../../dashboard/views/table';
+import { Pager, Table } from '../../dashboard/views/table';
 import { pageRequest } from '../../schemas/common';
 import { emailStatus, sendLogQuery } from '../../schemas/emails';
 import { accountStore } from '../../store/account/client';
@@ -81,12 +81,7 @@ async function listPage(c: Context<PageEnv>) {
         ])}
         empty="No emails."
       />
-      <nav class="pager" aria-label="Pages">
-        {request.page > 1 ? <a href={`/dashboard/emails?${filters}`}>Newest</a> : null}
-        {page.nextCursor ? (
-          <a href={`/dashboard/emails?${new URLSearchParams([...filters, ['after', page.nextCursor]])}`}>Older</a>
-        ) : null}
-      </nav>
+      <Pager path="/dashboard/emails" query={filters} first={request.page === 1} next={page.nextCursor} />
     </>,
   );
 }

@@ -4,6 +4,7 @@ import { brandingPages } from './branding';
 import { domainPages } from './domains';
 import { emailDetailPages } from './email';
 import { emailPages } from './emails';
+import { inboundPages } from './inbound';
 import { keyPages } from './keys';
 import { memberPages } from './members';
 import { overviewPages } from './overview';
@@ -20,6 +21,7 @@ export const DASHBOARD_PAGES: PageDeclaration[] = [
   ...overviewPages,
   ...emailPages,
   ...emailDetailPages,
+  ...inboundPages,
   ...templatePages,
   ...domainPages,
   ...suppressionPages,

@@ -46,7 +46,11 @@ beforeAll(async () => {
     scopes: ['mail_api'],
     name: 'screens',
   });
-  await sentEmail(key, { to: 'grace@customer.example', subject: 'Welcome to Acme', text: 'Hello Grace' });
+  const welcome = await sentEmail(key, {
+    to: 'grace@customer.example',
+    subject: 'Welcome to Acme',
+    text: 'Hello Grace',
+  });
   await sentEmail(key, {
     to: ['linus@customer.example', 'margaret@customer.example'],
     subject: 'Your invoice',
@@ -86,6 +90,31 @@ beforeAll(async () => {
   await api('PUT', `/admin/v1/accounts/${account.id}/otp-branding`, { productName: 'Acme', accentColor: '#4338ca' });
   pages.webhooks = '/dashboard/webhooks';
   pages.webhook = `/dashboard/webhooks/${hook.id}`;
+  // Grace answers the welcome mail at the account's receiving address, as Email Routing would hand it over.
+  const { domains } = await api<{ domains: { domain: string }[] }>('GET', '/api/v1/inbound/addresses', undefined, key);
+  const support = `support@${domains[0]!.domain}`;
+  await api('POST', '/api/v1/inbound/routes', { pattern: support, action: 'store' }, key);
+  const { messageId } = await api<{ messageId: string }>('GET', `/api/v1/emails/${welcome}`, undefined, key);
+  const reply = [
+    'From: Grace Hopper <grace@customer.example>',
+    `To: ${support}`,
+    'Subject: Re: Welcome to Acme',
+    'Date: Thu, 26 Nov 2026 10:00:00 +0000',
+    'Message-ID: <reply-1@customer.example>',
+    `In-Reply-To: ${messageId}`,
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'Thanks! Where do I find the invoices?',
+    '',
+  ].join('\r\n');
+  const handed = await fetch(
+    `${service.baseUrl}/cdn-cgi/handler/email?${new URLSearchParams({ from: 'grace@customer.example', to: support })}`,
+    { method: 'POST', body: reply },
+  );
+  expect(handed.ok).toBe(true);
+  const received = await api<{ messages: { id: string }[] }>('GET', '/api/v1/inbound', undefined, key);
+  pages.inbound = '/dashboard/inbound';
+  pages['inbound-message'] = `/dashboard/inbound/${received.messages[0]!.id}`;
   pages.templates = '/dashboard/templates';
   pages.template = `/dashboard/templates/${template.id}`;
   const context = await browser.newContext();

@@ -88,7 +88,14 @@ async function messagePage(c: Context<PageEnv>) {
     ['Reply-To', m.replyTo.map(mailboxText).join(', ')],
     ['Received', <When iso={iso(m.receivedAt)} />],
     ['Message-ID', m.messageId],
-    ['In reply to', m.emailId ? <a href={`/dashboard/emails/${m.emailId}`}>{m.emailId}</a> : null],
+    [
+      'In reply to',
+      m.emailId ? (
+        <a href={`/dashboard/emails/${m.emailId}`}>
+          <Id value={m.emailId} />
+        </a>
+      ) : null,
+    ],
     ['Route action', m.action],
     ['Authentication', `SPF ${spf}, DKIM ${dkim}, DMARC ${dmarc}`],
     ['Flags', flagsOf(m)],

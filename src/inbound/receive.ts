@@ -5,6 +5,7 @@ import PostalMime, { type Email } from 'postal-mime';
 import { config } from '../config';
 import type { Bindings } from '../env';
 import { newId } from '../ids';
+import { IsolateCache } from '../isolate-cache';
 import { accountStore } from '../store/account/client';
 import { emailIdOfMessageId } from '../store/account/emails';
 import type { InboundMessage, StoredAttachment } from '../store/account/inbound-messages';
@@ -93,6 +94,9 @@ async function keepBytes(env: Bindings, accountId: string, id: string, raw: Arra
   return { rawKey, stored };
 }
 
+/** The account of each slug as this isolate read it: a slug, once made, never changes owner (unknown ones are not kept). */
+const slugOwners = new IsolateCache<string | null>({ ttlMs: 5 * 60_000, keep: (accountId) => accountId !== null });
+
 /**
  * The account a domain receives for: `undefined` when the domain is no receiving one (a return path's, say),
  * null for a subdomain of INBOUND_DOMAIN no account has.
@@ -100,7 +104,7 @@ async function keepBytes(env: Bindings, accountId: string, id: string, raw: Arra
 async function receiverOf(env: Bindings, domain: string): Promise<string | null | undefined> {
   const settings = config(env);
   const slug = inboundSlugOfDomain(domain, settings.inbound.domain);
-  if (slug !== null) return await accountOfInboundSlug(env.DB, slug);
+  if (slug !== null) return await slugOwners.get(slug, () => accountOfInboundSlug(env.DB, slug));
   const { returnPathSubdomain, globalReturnPath } = settings.domains;
   // Return paths never receive (their subdomain is refused as a receiving one): bounces skip the lookup.
   if (domain.startsWith(`${returnPathSubdomain}.`) || domain === globalReturnPath) return undefined;

@@ -3,38 +3,11 @@
 // receiving mail server would send back for a mail postcode sent, posted to the Worker's email() handler as
 // `wrangler dev` takes inbound mail (POST /cdn-cgi/handler/email). A bounce goes where a real one would: to the
 // mail's envelope sender, read from the local inbox; a complaint is an RFC 5965 report to the feedback address.
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// `npm run simulate -- inbound <to> …`: a person's mail to a receiving address (scripts/simulate-inbound.mjs).
+import { handToWorker, readyService, sentMail } from './local-service.mjs';
 
-const root = resolve(import.meta.dirname, '..');
-const stateDir = resolve(root, process.env.POSTCODE_STATE_DIR ?? '.wrangler/state');
-const inbox = `http://127.0.0.1:${process.env.POSTCODE_INBOX_PORT ?? 1080}`;
 const KINDS = ['bounce', 'soft-bounce', 'delayed', 'complaint'];
 const [kind, emailId, address] = process.argv.slice(2);
-if (!KINDS.includes(kind) || !/^em_[a-z2-7]{20}$/.test(emailId ?? '') || !address?.includes('@')) {
-  console.error(`usage: npm run simulate -- <${KINDS.join('|')}> <emailId> <address>`);
-  process.exit(2);
-}
-
-const { baseUrl } = JSON.parse(readFileSync(join(stateDir, 'postcode-ready.json'), 'utf8'));
-
-/** The mail as the local inbox caught it: its envelope sender (the return path) and Message-ID. */
-async function sentMail() {
-  let mail;
-  // A mail just SENT may still be on its way into the inbox's store.
-  for (let tries = 0; tries < 25 && !mail; tries++) {
-    if (tries > 0) await new Promise((r) => setTimeout(r, 200));
-    const mails = await (await fetch(`${inbox}/email`)).json();
-    mail = mails.find((m) => m.messageId?.replace(/^<|>$/g, '').startsWith(`${emailId}@`) && m.envelope);
-  }
-  if (!mail) {
-    console.error(`no mail of ${emailId} in the inbox at ${inbox} (was it sent? mail of a test key never is)`);
-    process.exit(1);
-  }
-  const messageId = mail.messageId.startsWith('<') ? mail.messageId : `<${mail.messageId}>`;
-  return { returnPath: mail.envelope.from.address, messageId, subject: mail.subject };
-}
-
 const crlf = (text) => text.replace(/\r?\n/g, '\r\n');
 
 function deliveryStatusNotification(to, mail) {
@@ -114,18 +87,34 @@ Subject: ${mail.subject}
 `);
 }
 
-const mail = await sentMail();
-if (!mail.returnPath.startsWith('bounces+')) {
-  console.error(`the mail's envelope sender is ${mail.returnPath}: not a return path postcode reads`);
-  process.exit(1);
+/** A bounce, a delay or a complaint for a mail postcode sent, to where a real one would go. */
+async function simulateReturn() {
+  const mail = await sentMail(emailId);
+  if (!mail.returnPath.startsWith('bounces+')) {
+    console.error(`the mail's envelope sender is ${mail.returnPath}: not a return path postcode reads`);
+    process.exit(1);
+  }
+  const returnPathDomain = mail.returnPath.split('@')[1];
+  // Complaints come from a feedback loop to the feedback address (FEEDBACK_ADDRESS, default fbl).
+  const to = kind === 'complaint' ? `${process.env.FEEDBACK_ADDRESS ?? 'fbl'}@${returnPathDomain}` : mail.returnPath;
+  const raw = kind === 'complaint' ? feedbackReport(to, mail) : deliveryStatusNotification(to, mail);
+  const from = kind === 'complaint' ? 'feedback-loop@simulated.localhost' : 'MAILER-DAEMON@mx.simulated.localhost';
+  const { baseUrl } = readyService();
+  const res = await handToWorker(baseUrl, from, to, raw);
+  console.log(`${kind} for ${address} posted to ${to}: HTTP ${res.status}`);
+  console.log(`see it: curl -s ${baseUrl}/api/v1/emails/${emailId} -H "Authorization: Bearer <mail key>"`);
+  process.exit(res.status < 300 ? 0 : 1);
 }
-const returnPathDomain = mail.returnPath.split('@')[1];
-// Complaints come from a feedback loop to the feedback address (FEEDBACK_ADDRESS, default fbl).
-const to = kind === 'complaint' ? `${process.env.FEEDBACK_ADDRESS ?? 'fbl'}@${returnPathDomain}` : mail.returnPath;
-const raw = kind === 'complaint' ? feedbackReport(to, mail) : deliveryStatusNotification(to, mail);
-const from = kind === 'complaint' ? 'feedback-loop@simulated.localhost' : 'MAILER-DAEMON@mx.simulated.localhost';
-const url = `${baseUrl}/cdn-cgi/handler/email?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
-const res = await fetch(url, { method: 'POST', body: raw });
-console.log(`${kind} for ${address} posted to ${to}: HTTP ${res.status}`);
-console.log(`see it: curl -s ${baseUrl}/api/v1/emails/${emailId} -H "Authorization: Bearer <mail key>"`);
-process.exit(res.ok ? 0 : 1);
+
+if (kind === 'inbound') {
+  await import('./simulate-inbound.mjs');
+} else {
+  if (!KINDS.includes(kind) || !/^em_[a-z2-7]{20}$/.test(emailId ?? '') || !address?.includes('@')) {
+    console.error(`usage: npm run simulate -- <${KINDS.join('|')}> <emailId> <address>`);
+    console.error(
+      '       npm run simulate -- inbound <to> [--from <address>] [--subject <text>] [--in-reply-to <emailId>]',
+    );
+    process.exit(2);
+  }
+  await simulateReturn();
+}

@@ -1,18 +1,16 @@
 // `postcode webhooks listen` as a user runs it: the built CLI against the service as `npm start` runs it, with
 // WEBHOOK_ALLOW_INSECURE off (the Worker could not call a local URL if it tried). A local server verifies each
 // event with the secret the CLI printed; Ctrl-C leaves no listening session behind.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './cli-lines';
 import { freePort, LocalService, type Ready } from './local-service';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 let service: LocalService;
 let ready: Ready;
 let stateDir: string;
@@ -62,21 +60,6 @@ async function localReceiver() {
   };
 }
 
-/** The CLI's stdout as JSON lines (stdout is a pipe: JSON mode). */
-function lines(child: ChildProcessWithoutNullStreams) {
-  const seen: Record<string, unknown>[] = [];
-  let buffer = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString('utf8');
-    for (let at = buffer.indexOf('\n'); at !== -1; at = buffer.indexOf('\n')) {
-      const line = buffer.slice(0, at).trim();
-      buffer = buffer.slice(at + 1);
-      if (line) seen.push(JSON.parse(line) as Record<string, unknown>);
-    }
-  });
-  return seen;
-}
-
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'postcode-listen-'));
   const [port, smtpPort, inboxPort] = [await freePort(), await freePort(), await freePort()];
@@ -104,28 +87,9 @@ describe('postcode webhooks listen', () => {
     expect(refused.status).toBe(400);
 
     // POSTCODE_CLI_NODE: another Node to run the CLI with (Node 20 has WebSocket only behind a flag).
-    const cli = spawn(
-      process.env.POSTCODE_CLI_NODE ?? process.execPath,
-      [
-        join(root, 'sdk/dist/cli.js'),
-        'webhooks',
-        'listen',
-        '--forward-to',
-        receiver.url,
-        '--events',
-        'email.queued,email.sent',
-      ],
-      {
-        cwd: root,
-        env: { ...process.env, POSTCODE_BASE_URL: ready.baseUrl, POSTCODE_API_KEY: ready.mailKey },
-      },
-    );
-    let stderr = '';
-    cli.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString('utf8');
-    });
-    const exited = new Promise<number | null>((r) => cli.on('exit', (code) => r(code)));
-    const out = lines(cli);
+    const listen = ['webhooks', 'listen', '--forward-to', receiver.url, '--events', 'email.queued,email.sent'];
+    const settings = { baseUrl: ready.baseUrl, apiKey: ready.mailKey, node: process.env.POSTCODE_CLI_NODE };
+    const { cli, out, exited, stderr } = runCli(listen, settings);
     try {
       await expect
         .poll(() => out[0], { timeout: 20_000 })
@@ -160,7 +124,7 @@ describe('postcode webhooks listen', () => {
     } finally {
       cli.kill('SIGINT');
     }
-    expect(await exited, stderr).toBe(0);
+    expect(await exited, stderr()).toBe(0);
     expect(out.at(-1)).toMatchObject({ stopped: true, forwarded: 2 });
     await expect
       .poll(async () => (await api<{ listeners: unknown[] }>('GET', '/api/v1/webhook-listeners')).data.listeners, {

@@ -1,6 +1,7 @@
 // `postcode webhooks listen`: the account's events, delivered by the Worker into a WebSocket this process holds
-// (no public URL, no tunnel), forwarded to a local URL exactly as an endpoint receives them, one line per event.
-// The Worker never calls the local URL; the session's endpoint is gone once the socket closes.
+// (no public URL, no tunnel), forwarded to a local URL exactly as an endpoint receives them, one line per event;
+// without a URL, each event is taken here and printed whole. The Worker never calls the local URL; the session's
+// endpoint is gone once the socket closes.
 import { type Command, type Context, dataOf, localFailure, usageError } from '../command.js';
 import type { Io } from '../output.js';
 import { modeOf } from '../output.js';
@@ -14,8 +15,9 @@ const PING_EVERY_MS = 30_000;
 const CLOSE_WAIT_MS = 3_000;
 const KEEP_RESPONSE_CHARS = 2_048;
 
-function forwardUrl(text: string | undefined): string {
-  if (!text) throw usageError('--forward-to is required', 'postcode webhooks listen --help');
+/** The URL to forward to; null: events are printed here and answered 200. */
+function forwardUrl(text: string | undefined): string | null {
+  if (text === undefined) return null;
   try {
     const url = new URL(text);
     if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
@@ -31,8 +33,12 @@ const eventTypeOf = (body: string) => {
   }
 };
 
-/** POSTs one event to the local URL; the status (null when it could not be reached) as the Worker records it. */
-async function forward(url: string, event: EventMessage) {
+/**
+ * POSTs one event to the local URL; the status (null when it could not be reached) as the Worker records it.
+ * Without a URL the event is taken here: 200.
+ */
+async function forward(url: string | null, event: EventMessage) {
+  if (url === null) return { status: 200, response: '' };
   try {
     const res = await fetch(url, { method: 'POST', headers: event.headers, body: event.body, redirect: 'manual' });
     const response = (await res.text().catch(() => '')).slice(0, KEEP_RESPONSE_CHARS);
@@ -43,16 +49,43 @@ async function forward(url: string, event: EventMessage) {
   }
 }
 
-/** One line per event: text on a terminal, a JSON object per line otherwise. */
-function eventLine(io: Io, json: boolean, event: EventMessage, answer: { status: number | null; error?: string }) {
+const parsedBody = (body: string): unknown => {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+};
+
+/**
+ * One line per event: text on a terminal, a JSON object per line otherwise; `printed` (no URL to forward to)
+ * adds the event's body, indented under the line or as `event` in the object.
+ */
+function eventLine(
+  io: Io,
+  json: boolean,
+  event: EventMessage,
+  answer: { status: number | null; error?: string },
+  printed: boolean,
+) {
   const type = eventTypeOf(event.body);
   if (modeOf(json, io.isTTY) === 'json') {
-    io.out(
-      `${JSON.stringify({ id: event.id, type, status: answer.status, ...(answer.error ? { error: answer.error } : {}) })}\n`,
-    );
+    const line = {
+      id: event.id,
+      type,
+      status: answer.status,
+      ...(answer.error ? { error: answer.error } : {}),
+      ...(printed ? { event: parsedBody(event.body) } : {}),
+    };
+    io.out(`${JSON.stringify(line)}\n`);
   } else {
-    const outcome = answer.status === null ? `not forwarded: ${answer.error}` : String(answer.status);
+    const outcome = printed
+      ? 'received'
+      : answer.status === null
+        ? `not forwarded: ${answer.error}`
+        : String(answer.status);
     io.out(`${new Date().toISOString()}  ${type.padEnd(28)} ${event.id}  → ${outcome}\n`);
+    if (printed) io.out(`${JSON.stringify(parsedBody(event.body), null, 2).replace(/^/gm, '  ')}\n`);
   }
 }
 
@@ -81,7 +114,7 @@ async function listen(ctx: Context) {
     );
   } else {
     io.out(
-      `Listening for ${session.events.join(', ')}\nSigning secret: ${session.secret} (verify with it in your server)\nForwarding to ${target}; Ctrl-C to stop\n`,
+      `Listening for ${session.events.join(', ')}\nSigning secret: ${session.secret} (verify with it in your server)\n${target ? `Forwarding to ${target}` : 'Printing each event here (no --forward-to)'}; Ctrl-C to stop\n`,
     );
   }
   const socket = new Socket(session.connectUrl, { headers: { Authorization: `Bearer ${ctx.settings().apiKey}` } });
@@ -108,7 +141,7 @@ async function listen(ctx: Context) {
     if (socket.readyState === WebSocket.OPEN)
       socket.send(JSON.stringify({ type: 'forwarded', id: event.id, ...answer }));
     forwarded++;
-    eventLine(io, json, event, answer);
+    eventLine(io, json, event, answer, target === null);
   });
   const ping = setInterval(() => socket.readyState === WebSocket.OPEN && socket.send('{"type":"ping"}'), PING_EVERY_MS);
   const stop = () => {
@@ -133,14 +166,13 @@ async function listen(ctx: Context) {
 
 const listenCommand: Command = {
   path: ['webhooks', 'listen'],
-  summary: "Forwards the account's events to a local URL, signed as for an endpoint (no tunnel)",
+  summary: "Forwards the account's events to a local URL, signed as for an endpoint (no tunnel), or prints them",
   flags: [
     {
       name: 'forward-to',
       type: 'string',
       value: 'URL',
-      summary: 'Where to POST each event, e.g. http://localhost:3000/hooks',
-      required: true,
+      summary: 'Where to POST each event, e.g. http://localhost:3000/hooks; none: print each event here',
     },
     {
       name: 'events',
@@ -152,9 +184,11 @@ const listenCommand: Command = {
   details: `The Worker delivers the events into a WebSocket this command holds; it never calls the local URL. Each
 event arrives with the headers and body an endpoint gets (webhook-id, webhook-timestamp, webhook-signature),
 signed with the session's secret printed at start. The local server's status is the delivery's answer: a non-2xx
-is retried as for an endpoint. Ctrl-C ends the session; nothing stays registered.
+is retried as for an endpoint. Without --forward-to, each event is printed whole and answered 200 here. Ctrl-C
+ends the session; nothing stays registered.
 
-  postcode webhooks listen --forward-to http://localhost:3000/hooks --events email.sent,email.bounced`,
+  postcode webhooks listen --forward-to http://localhost:3000/hooks --events email.sent,email.bounced
+  postcode webhooks listen --events email.received`,
   async run(ctx) {
     const summary = await listen(ctx);
     const { io } = ctx;

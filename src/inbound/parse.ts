@@ -60,7 +60,35 @@ export function isAutoReply(email: Email): boolean {
   return header(email, 'precedence')?.trim().toLowerCase() === 'auto_reply';
 }
 
-/** A delivery status notification (or another report) rather than a person's mail. */
-export function isDeliveryReport(email: Email): boolean {
-  return /^\s*multipart\/report\b/i.test(header(email, 'content-type') ?? '');
+/** The mailboxes servers write their notices from; no person writes as one of them. */
+const SYSTEM_MAILBOX = /^(?:mailer-?daemon|mail-?daemon|postmaster|post_master)$/i;
+const REPORT_PARTS = /^message\/(?:x?delivery-status|global-delivery-status|feedback-report)$/i;
+const localPartOf = (address: string) => address.replace(/^<|>$/g, '').trim().split('@')[0] ?? '';
+
+/**
+ * The null reverse-path (RFC 5321 4.5.5) that delivery reports are sent from, given by the envelope or kept by a
+ * hop in Return-Path (`<>`, or the MAILER-DAEMON some servers write for it).
+ */
+export function fromNullSender(envelopeFrom: string, email: Email): boolean {
+  const envelope = envelopeFrom.trim();
+  if (envelope === '' || envelope === '<>' || SYSTEM_MAILBOX.test(localPartOf(envelope))) return true;
+  const returnPath = header(email, 'return-path')?.trim();
+  return returnPath !== undefined && (returnPath === '<>' || SYSTEM_MAILBOX.test(localPartOf(returnPath)));
+}
+
+/**
+ * A delivery status notification (or a feedback report) rather than a person's mail: a `multipart/report`, a
+ * status part anywhere, Exim's X-Failed-Recipients, a notice From a server's own mailbox (MAILER-DAEMON,
+ * postmaster), or, unless it is an auto-reply, mail from the null sender. A person's mail about a failure, or a
+ * bounce a person forwards, is none of these.
+ */
+export function isDeliveryReport(email: Email, nullSender: boolean, autoReply: boolean): boolean {
+  if (/^\s*multipart\/report\b/i.test(header(email, 'content-type') ?? '')) return true;
+  if (email.attachments.some((part) => REPORT_PARTS.test(part.mimeType))) return true;
+  if (header(email, 'x-failed-recipients') !== undefined) return true;
+  const from = email.from && 'address' in email.from ? email.from : undefined;
+  if (SYSTEM_MAILBOX.test(localPartOf(from?.address ?? '')) || /^mailer-?daemon$/i.test(from?.name?.trim() ?? '')) {
+    return true;
+  }
+  return nullSender && !autoReply;
 }

@@ -14,7 +14,7 @@ import { bucketsOf } from '../store/placement';
 import { queueDeliveries } from '../webhooks/deliver';
 import type { InboundEventData, WebhookEvent } from '../webhooks/events';
 import { accountReceivingAt, ownDomainsOf } from './own-domains';
-import { authenticationOf, isAutoReply, isDeliveryReport, mailboxes, messageIdsOf } from './parse';
+import { authenticationOf, fromNullSender, isAutoReply, isDeliveryReport, mailboxes, messageIdsOf } from './parse';
 import { matchRoute } from './patterns';
 
 export type InboundOutcome = 'no_account' | 'unmatched' | 'rejected' | 'too_large' | 'rate_limited' | 'stored';
@@ -153,7 +153,7 @@ export async function receiveInbound(message: ForwardableEmailMessage, env: Bind
   const references = messageIdsOf(email.references);
   const inReplyTo = messageIdsOf(email.inReplyTo)[0] ?? null;
   const autoReply = isAutoReply(email);
-  const deliveryReport = isDeliveryReport(email);
+  const deliveryReport = isDeliveryReport(email, fromNullSender(message.from, email), autoReply);
   const record: Omit<InboundMessage, 'emailId'> = {
     id,
     accountId,

@@ -211,6 +211,37 @@ describe('email(): receiving', () => {
     expect((await receivedAt(key)).length).toBe(1);
   });
 
+  it("a notice from the null sender is a report; a person's mail about a failure is a person's", async () => {
+    const account = await receiving({ '*': 'webhook' });
+    const { key } = await newWebhook(account.mailKey, ['email.received']);
+    const notice = plainMessage({
+      to: account.at('support'),
+      from: 'mailer@mx.example.net',
+      subject: 'Mail delivery failed',
+      text: 'There was an error delivering your mail to <ghost@example.org>.\n550 5.1.1 User unknown',
+    });
+    expect(await deliver({ ...notice, from: '' })).toBeNull();
+    const person = plainMessage({
+      to: account.at('support'),
+      subject: 'Delivery failure: my order never came',
+      text: 'I could not log in and the page said error 550. Unable to track my parcel.',
+    });
+    expect(await deliver(person)).toBeNull();
+    const { messages } = await list(account.mailKey);
+    const flagged = await Promise.all(
+      messages.map(
+        async (m) => (await call<Detail>('GET', `/api/v1/inbound/${m.id}`, { token: account.mailKey })).json.data,
+      ),
+    );
+    expect(flagged.map((d) => [d.subject, d.deliveryReport]).sort()).toEqual([
+      ['Delivery failure: my order never came', false],
+      ['Mail delivery failed', true],
+    ]);
+    const [event] = await waitForEvents(key, ['email.received']);
+    expect((event!.payload.data as { subject: string }).subject).toBe('Delivery failure: my order never came');
+    expect((await receivedAt(key)).length).toBe(1);
+  });
+
   it("mail claiming the account's own domain that fails DMARC is flagged", async () => {
     const account = await receiving({ support: 'store' });
     expect(await deliver(spoofedOwnDomain({ to: account.at('support'), ownDomain: account.domain }))).toBeNull();

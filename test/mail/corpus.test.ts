@@ -15,6 +15,7 @@ import {
   bare,
   bystandersOf,
   expectedClass,
+  inLanes,
   type OutcomeClass,
   SAMPLES,
   type SampleResult,
@@ -108,17 +109,6 @@ async function deliver({ file, raw, accountId, id, sentTo, bystanders }: Sent): 
     transientSuppressed: sentTo.filter((a, i) => TRANSIENT_REASONS.has(expected[i]!.reason) && isSuppressed(a)),
     bystandersChanged: bystanders.filter((b) => recipientOf(b).status !== 'SENT' || isSuppressed(b)),
   };
-}
-
-/** `work` over every item, a few at a time: each waits mostly on storage and SMTP, not on the CPU. */
-async function inLanes<T, R>(items: T[], work: (item: T, index: number) => Promise<R>, lanes = 8): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!, i);
-  };
-  await Promise.all(Array.from({ length: lanes }, lane));
-  return results;
 }
 
 /**

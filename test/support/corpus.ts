@@ -139,3 +139,14 @@ export function agreementReport(results: SampleResult[]): string {
     ...results.filter((r) => !agrees(r)).map((r) => `  ${r.file}: ${r.expected.join(',')} → ${r.observed.join(',')}`),
   ].join('\n');
 }
+
+/** `work` over every item, a few at a time: each waits mostly on storage and SMTP, not on the CPU. */
+export async function inLanes<T, R>(items: T[], work: (item: T, index: number) => Promise<R>, lanes = 8): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!, i);
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  return results;
+}

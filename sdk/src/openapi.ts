@@ -1134,7 +1134,7 @@ export interface paths {
         put?: never;
         /**
          * Receive mail on the domain
-         * @description Mail to the domain (or `subdomain`.domain) reaches the account once its MX record (`inbound_mx`) points at the service; the account's inbound routes decide what happens to it. The domain must sign first (409 DOMAIN_NOT_VERIFIED). Calling it again moves receiving to the new name. 409 DOMAIN_TAKEN when another account receives there; 503 INBOUND_NOT_CONFIGURED when the service has no MX host for customers' domains. See docs/inbound.md for which setups reach the service.
+         * @description Mail to the domain (or `subdomain`.domain) reaches the account once its MX record (`inbound_mx`) points at the service; the account's inbound routes decide what happens to it. The domain must sign first (409 DOMAIN_NOT_VERIFIED). Calling it again moves receiving to the new name. 409 DOMAIN_TAKEN when another account holds a more specific domain over the name (that account owns it); 503 INBOUND_NOT_CONFIGURED when the service has no MX host for customers' domains. See docs/inbound.md for which setups reach the service.
          */
         post: operations["postApiV1DomainsDomainIdInbound"];
         /**

@@ -6,11 +6,14 @@ import { ApiError } from '../errors';
 import { IsolateCache } from '../isolate-cache';
 import { domainNotFound, FIRST_CHECK_MS } from '../mail/domains';
 import { type Domain, domainNamesOf, findDomain, SENDING_STATUSES } from '../store/control/domains';
-import { accountOfInboundName, setInboundName } from '../store/control/inbound-domains';
+import { accountOfInboundName, clearInboundName, setInboundName } from '../store/control/inbound-domains';
 import { receivingDomains } from './routes';
 
-/** The account each own receiving name belongs to, as this isolate last read it (null: none). */
-const receivers = new IsolateCache<string | null>();
+/**
+ * The account each own receiving name belongs to, as this isolate last read it. A name nobody receives at is not
+ * kept: mail to a name just turned on must not be refused for the cache's life.
+ */
+const receivers = new IsolateCache<string | null>({ keep: (accountId) => accountId !== null });
 
 /** The account that receives at `name` on a domain of its own; null when none does. */
 export const accountReceivingAt = (env: Bindings, name: string) =>
@@ -21,7 +24,8 @@ const invalidSubdomain = (message: string) =>
 
 /**
  * Receiving at the domain or a subdomain of it (a second call moves it). 409 DOMAIN_NOT_VERIFIED before the
- * domain signs, DOMAIN_TAKEN when another account receives at the name; 503 without an MX host to point at.
+ * domain signs, DOMAIN_TAKEN when another account holds a more specific domain over the name; 503 without an MX
+ * host to point at.
  */
 export async function enableDomainInbound(
   env: Bindings,
@@ -45,12 +49,21 @@ export async function enableDomainInbound(
     );
   }
   const sub = subdomain?.toLowerCase();
-  if (sub !== undefined && sub.split('.').at(-1) === settings.returnPathSubdomain) {
-    throw invalidSubdomain(`${settings.returnPathSubdomain} is the return path's subdomain: choose another`);
-  }
   const name = sub ? `${sub}.${domain.name}` : domain.name;
+  // Mail to a name that starts with the return path's label goes to the bounce reader, never to routes.
+  if (name.split('.')[0] === settings.returnPathSubdomain || name === settings.globalReturnPath) {
+    throw invalidSubdomain(`${name} is a return path's name: choose another subdomain`);
+  }
   if (name.length > 253) throw invalidSubdomain(`${name} is longer than 253 characters`);
-  return await setAndRead(env, accountId, domain, name);
+  const set = await setInboundName(env.DB, accountId, domain.id, name, domain.name, Date.now() + FIRST_CHECK_MS);
+  if (set === 'missing') throw domainNotFound();
+  if (set === 'taken') {
+    throw new ApiError('DOMAIN_TAKEN', `subdomain: ${name} is under a domain another account holds`);
+  }
+  forget(domain.inboundName, name);
+  const after = await findDomain(env.DB, accountId, domainId);
+  if (!after) throw domainNotFound();
+  return after;
 }
 
 /** Receiving there off; the domain as it is when it was off already. */
@@ -58,17 +71,15 @@ export async function disableDomainInbound(env: Bindings, accountId: string, dom
   const domain = await findDomain(env.DB, accountId, domainId);
   if (!domain) throw domainNotFound();
   if (domain.inboundName === null) return domain;
-  return await setAndRead(env, accountId, domain, null);
+  if (!(await clearInboundName(env.DB, accountId, domainId))) throw domainNotFound();
+  forget(domain.inboundName);
+  return { ...domain, inboundName: null, inboundStatus: 'pending' };
 }
 
-async function setAndRead(env: Bindings, accountId: string, domain: Domain, name: string | null): Promise<Domain> {
-  const nextCheckAt = Date.now() + FIRST_CHECK_MS;
-  const set = await setInboundName(env.DB, accountId, domain.id, name, nextCheckAt);
-  if (set === 'missing') throw domainNotFound();
-  if (set === 'taken') throw new ApiError('DOMAIN_TAKEN', `subdomain: ${name} receives mail for another account`);
-  for (const changed of [domain.inboundName, name]) if (changed) receivers.forget(changed);
-  return { ...domain, inboundName: name, inboundStatus: 'pending', checks: 0, nextCheckAt };
-}
+/** This isolate's answers for names that changed (other isolates' expire within the cache's life). */
+const forget = (...names: (string | null)[]) => {
+  for (const name of names) if (name) receivers.forget(name);
+};
 
 /** Its sending domains and its receiving domains: mail From one of them that fails DMARC is flagged. */
 export async function ownDomainsOf(env: Bindings, accountId: string): Promise<string[]> {

@@ -66,7 +66,7 @@ const BEYOND_SCHEMA: RegExp[] = [
   // Which domains an account receives at is data (its slug, its verified domains), not schema.
   /^pattern: \S+ is not a receiving domain of this account/,
   // A receiving subdomain's clash with the return path's, or its length with the domain's: data again.
-  /^subdomain: \S+ (is the return path's subdomain|is longer than 253 characters)/,
+  /^subdomain: \S+ (is a return path's name|is longer than 253 characters|is under a domain another account holds)/,
 ];
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });

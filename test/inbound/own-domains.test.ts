@@ -3,6 +3,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import worker from '../../src/index';
+import { findDomain, saveDomain } from '../../src/store/control/domains';
 import { call, expectError, fetchWith, newAccount } from '../support/api';
 import {
   addDomain,
@@ -83,6 +84,24 @@ describe('POST /api/v1/domains/{domainId}/inbound', () => {
     }).then((r) => expect(r.status).toBe(400));
   });
 
+  it("a check that read the name before a move does not overwrite the moved name's record", async () => {
+    const { accountId, mailKey } = await newAccount();
+    const domain = await verifiedDomain(mailKey);
+    await enable(mailKey, domain.id, { subdomain: 'old' });
+    const seenByCheck = (await findDomain(env.DB, accountId, domain.id))!;
+    const moved = (await enable(mailKey, domain.id, { subdomain: 'new' })).json.data;
+    const row = () =>
+      env.DB.prepare('SELECT inbound_status, next_check_at FROM domains WHERE id = ?').bind(domain.id).first();
+    const afterMove = await row();
+    await saveDomain(
+      env.DB,
+      { ...seenByCheck, inboundStatus: 'verified', nextCheckAt: Date.now() + 86_400_000 },
+      Date.now(),
+    );
+    expect(await row()).toEqual(afterMove);
+    expect(recordOf(moved, 'inbound_mx')).toMatchObject({ name: `new.${domain.name}`, status: 'pending' });
+  });
+
   it('409 before the domain signs, 404 for another account, 400 for the return path subdomain', async () => {
     const { mailKey } = await newAccount();
     const pending = await addDomain(mailKey);
@@ -91,8 +110,10 @@ describe('POST /api/v1/domains/{domainId}/inbound', () => {
     expectError(await enable(other.mailKey, pending.id), 404, 'DOMAIN_NOT_FOUND');
     expectError(await disable(other.mailKey, pending.id), 404, 'DOMAIN_NOT_FOUND');
     const domain = await verifiedDomain(mailKey);
+    // A name starting with the return path's label is the bounce reader's; one below it is not.
     expectError(await enable(mailKey, domain.id, { subdomain: 'pc-bounces' }), 400, 'INVALID_INPUT');
-    expectError(await enable(mailKey, domain.id, { subdomain: 'a.pc-bounces' }), 400, 'INVALID_INPUT');
+    expectError(await enable(mailKey, domain.id, { subdomain: 'pc-bounces.in' }), 400, 'INVALID_INPUT');
+    expect((await enable(mailKey, domain.id, { subdomain: 'in.pc-bounces' })).status).toBe(200);
     expectError(await enable(mailKey, domain.id, { subdomain: '-bad' }), 400, 'INVALID_INPUT');
     expectError(await enable(mailKey, domain.id, { subdomain: 'x', extra: 1 }), 400, 'INVALID_INPUT');
     expectError(
@@ -100,6 +121,29 @@ describe('POST /api/v1/domains/{domainId}/inbound', () => {
       400,
       'INVALID_INPUT',
     );
+  });
+
+  it('the most specific holder owns a name: turned on later, it takes the name over', async () => {
+    const parent = uniqueDomain('over');
+    const wide = await newAccount();
+    const parentDomain = await verifiedDomain(wide.mailKey, parent);
+    expect((await enable(wide.mailKey, parentDomain.id, { subdomain: 'shop' })).status).toBe(200);
+    const narrow = await newAccount();
+    const shop = await verifiedDomain(narrow.mailKey, `shop.${parent}`);
+    expect((await enable(narrow.mailKey, shop.id)).status).toBe(200);
+    const listed = async (token: string) =>
+      (await call<Addresses>('GET', '/api/v1/inbound/addresses', { token })).json.data.domains.map((d) => d.domain);
+    expect(await listed(narrow.mailKey)).toContain(`shop.${parent}`);
+    expect(await listed(wide.mailKey)).not.toContain(`shop.${parent}`);
+    await call('POST', '/api/v1/inbound/routes', {
+      token: narrow.mailKey,
+      body: { pattern: `*@shop.${parent}`, action: 'store' },
+    });
+    expect(await deliver(`orders@shop.${parent}`)).toBeNull();
+    expect(await inboundCount(narrow.mailKey)).toBe(1);
+    expect(await inboundCount(wide.mailKey)).toBe(0);
+    // And the wide one cannot take it back, nor a name under it.
+    expectError(await enable(wide.mailKey, parentDomain.id, { subdomain: 'a.shop' }), 409, 'DOMAIN_TAKEN');
   });
 
   it('409 DOMAIN_TAKEN when another account receives at the name; its mail stays with that account', async () => {
@@ -141,7 +185,12 @@ describe('DELETE /api/v1/domains/{domainId}/inbound', () => {
     const domain = await verifiedDomain(mailKey);
     const name = (await enable(mailKey, domain.id, { subdomain: 'in' })).json.data.inbound!.name;
     await call('POST', '/api/v1/inbound/routes', { token: mailKey, body: { pattern: `*@${name}`, action: 'store' } });
+    const schedule = () =>
+      env.DB.prepare('SELECT next_check_at FROM domains WHERE id = ?').bind(domain.id).first('next_check_at');
+    const before = await schedule();
     const off = await disable(mailKey, domain.id);
+    // Turning receiving off leaves the domain's checks where they were.
+    expect(await schedule()).toBe(before);
     expect(off.status).toBe(200);
     expect(off.json.data.inbound).toBeNull();
     expect(off.json.data.records.map((r) => r.purpose)).not.toContain('inbound_mx');

@@ -140,10 +140,17 @@ async function messagePage(c: Context<PageEnv>) {
   );
 }
 
-/** The HTML body on its own, framed by the message's page under the preview's policy (no script, no loads). */
+/** The preview's policy without remote images: a stranger's mail could learn who opened it, and when. */
+const RECEIVED_HTML_HEADERS = {
+  ...PREVIEW_HEADERS,
+  'Content-Security-Policy':
+    "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'",
+};
+
+/** The HTML body on its own, framed by the message's page: no script, nothing loaded from elsewhere. */
 async function htmlBody(c: Context<PageEnv>) {
   const m = await findMessage(c.env, c.var.signedIn.accountId, c.req.param('inboundId') ?? '');
-  return c.html(m.html ?? '', 200, PREVIEW_HEADERS);
+  return c.html(m.html ?? '', 200, RECEIVED_HTML_HEADERS);
 }
 
 async function attachment(c: Context<PageEnv>) {

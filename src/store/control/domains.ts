@@ -206,8 +206,12 @@ export async function saveDomain(
     await db.batch([
       db
         .prepare(
-          `UPDATE domains SET status = ?, return_path_status = ?, spf_status = ?, dmarc_status = ?, inbound_status = ?,
-             checks = ?, next_check_at = ?, checked_at = ?, verified_at = ? WHERE id = ?`,
+          // A receiving name moved during the check keeps its own status and first check (set by the move).
+          `UPDATE domains SET status = ?1, return_path_status = ?2, spf_status = ?3, dmarc_status = ?4,
+             inbound_status = CASE WHEN inbound_name IS ?11 THEN ?5 ELSE inbound_status END,
+             checks = CASE WHEN inbound_name IS ?11 THEN ?6 ELSE checks END,
+             next_check_at = CASE WHEN inbound_name IS ?11 THEN ?7 ELSE next_check_at END,
+             checked_at = ?8, verified_at = ?9 WHERE id = ?10`,
         )
         .bind(
           domain.status,
@@ -220,6 +224,7 @@ export async function saveDomain(
           domain.checkedAt,
           domain.verifiedAt,
           domain.id,
+          domain.inboundName,
         ),
       ...listed.map((s) =>
         db

@@ -79,6 +79,7 @@ describe('GET /dashboard/inbound/{inboundId}', () => {
     expect((await browser.get(`/dashboard/inbound/${id}/attachments/3`)).status).toBe(404);
     const html = await browser.get(`/dashboard/inbound/${id}/html`);
     expect(html.headers.get('Content-Security-Policy')).toContain("default-src 'none'");
+    expect(html.headers.get('Content-Security-Policy')).toContain('img-src data:;');
     expect(html.text).toContain('cid:sig@01DB5F2A.5C0E');
     // Another account's member sees nothing of it.
     const stranger = await signedInMember('owner');

@@ -247,6 +247,21 @@ const startVars = (dnsUrl, siteverifyUrl) => ({
  */
 const LOCAL_RETURN_PATH_MX = 'mx.postcode.localhost';
 
+/**
+ * The demo account's receiving domain, with a route that sends mail to support@ there as `email.received`
+ * (docs/inbound.md); undefined when the service receives nowhere (INBOUND_DOMAIN unset).
+ */
+async function ensureDemoRoute(mailKey) {
+  const domain = (await api('/api/v1/inbound/addresses', { token: mailKey })).json.data?.domains?.[0]?.domain;
+  if (!domain) return undefined;
+  const body = { pattern: `support@${domain}`, action: 'webhook' };
+  const made = await api('/api/v1/inbound/routes', { method: 'POST', token: mailKey, body });
+  if (made.status !== 201 && made.json.error?.code !== 'INBOUND_ROUTE_EXISTS') {
+    throw new Error(`the demo account's inbound route: ${made.status} ${JSON.stringify(made.json)}`);
+  }
+  return domain;
+}
+
 /** The demo account's mail key, once known: the local resolver answers with its domains' records. */
 let demoMailKey = null;
 
@@ -336,6 +351,7 @@ async function main() {
   const demo = await ensureDemoAccount(vars.ADMIN_TOKEN);
   await ensureDemoOwner(vars.ADMIN_TOKEN, demo.accountId);
   demoMailKey = demo.mailKey;
+  const receiving = await ensureDemoRoute(demo.mailKey);
   mkdirSync(STATE_DIR, { recursive: true });
   writeFileSync(
     join(STATE_DIR, 'postcode-ready.json'),
@@ -368,6 +384,7 @@ async function main() {
 
   Try: curl -s ${baseUrl}/api/v1/emails -H "Authorization: Bearer ${demo.mailKey}"
   A bounce for a sent mail: npm run simulate -- bounce <emailId> <recipient>  (docs/delivery.md)
+  Mail to the account: npm run simulate -- inbound support@${receiving ?? '<its receiving domain>'}  (docs/inbound.md)
   Codes in any page:  <script type="module" src="${baseUrl}/sdk/v1/otp.js"></script>
                       <postcode-otp token="${demo.publicOtpToken}"></postcode-otp>  (docs/otp.md)
   Ctrl-C stops everything.

@@ -13,6 +13,16 @@ type Received = {
 
 describe('docs/inbound.md: the walk-through under npm start', () => {
   it('route → listen → simulate: email.received printed by the CLI; a reply is on the email; no route refuses', async () => {
+    // npm start gives the demo account its support@ route (step 1 of the docs); the rest runs in an account of its
+    // own, with the same route.
+    const demo = await succeeded<{ routes: { pattern: string; action: string }[] }>(
+      'GET',
+      '/api/v1/inbound/routes',
+      service.mailKey,
+    );
+    expect(demo.routes).toEqual([
+      expect.objectContaining({ pattern: 'support@demo-account.inbound.postcode.localhost', action: 'webhook' }),
+    ]);
     const account = await ownAccount(`Inbound walk ${Date.now()}`);
     const key = account.mailKey;
     const { domains } = await succeeded<{ domains: { domain: string }[] }>('GET', '/api/v1/inbound/addresses', key);

@@ -1,7 +1,7 @@
 // What a received message says about itself, from postal-mime's parse: addresses, the thread it names, how the
 // receiving hop judged it (Authentication-Results), and whether a machine sent it (auto-reply, delivery report).
 import type { Address, Email } from 'postal-mime';
-import type { Authentication, MailboxData } from '../webhooks/events';
+import type { Authentication, MailboxData, ParsedInbound } from '../webhooks/events';
 
 /** The ids of a References / In-Reply-To header, in order, brackets kept. */
 export const messageIdsOf = (header: string | undefined): string[] => header?.match(/<[^<>\s]+>/g) ?? [];
@@ -91,4 +91,22 @@ export function isDeliveryReport(email: Email, nullSender: boolean, autoReply: b
     return true;
   }
   return nullSender && !autoReply;
+}
+
+/** The message's own fields as the API keeps and sends them (its thread is found in the account's store). */
+export function parsedOf(email: Email): Omit<ParsedInbound, 'emailId'> {
+  return {
+    from: mailboxes(email.from)[0] ?? null,
+    toList: mailboxes(email.to),
+    cc: mailboxes(email.cc),
+    replyTo: mailboxes(email.replyTo),
+    subject: email.subject ?? null,
+    date: email.date ?? null,
+    messageId: email.messageId ?? null,
+    inReplyTo: messageIdsOf(email.inReplyTo)[0] ?? null,
+    references: messageIdsOf(email.references),
+    text: email.text ?? null,
+    html: email.html ?? null,
+    authentication: authenticationOf(email),
+  };
 }

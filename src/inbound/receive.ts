@@ -12,9 +12,9 @@ import type { InboundMessage, StoredAttachment } from '../store/account/inbound-
 import { accountOfInboundSlug } from '../store/control/inbound-slugs';
 import { bucketsOf } from '../store/placement';
 import { queueDeliveries } from '../webhooks/deliver';
-import type { InboundEventData, WebhookEvent } from '../webhooks/events';
+import type { InboundEventData, ParsedInbound, WebhookEvent } from '../webhooks/events';
 import { accountReceivingAt, ownDomainsOf } from './own-domains';
-import { authenticationOf, fromNullSender, isAutoReply, isDeliveryReport, mailboxes, messageIdsOf } from './parse';
+import { fromNullSender, isAutoReply, isDeliveryReport, parsedOf } from './parse';
 import { matchRoute } from './patterns';
 
 export type InboundOutcome = 'no_account' | 'unmatched' | 'rejected' | 'too_large' | 'rate_limited' | 'stored';
@@ -47,27 +47,17 @@ export const attachmentLinks = (m: Pick<InboundMessage, 'id' | 'attachments'>) =
     url: `/api/v1/inbound/${m.id}/attachments/${index}`,
   }));
 
-function eventOf(m: Omit<InboundMessage, 'emailId'>): Extract<WebhookEvent, { type: 'email.received' }> {
-  const paths = inboundPaths(m.id);
+function eventOf(
+  m: Omit<InboundMessage, 'emailId'>,
+  parsed: Omit<ParsedInbound, 'emailId'>,
+): Extract<WebhookEvent, { type: 'email.received' }> {
   const data: InboundEventData = {
+    ...parsed,
+    emailId: null,
     inboundId: m.id,
     to: m.envelopeTo,
-    from: m.from,
-    toList: m.toList,
-    cc: m.cc,
-    replyTo: m.replyTo,
-    subject: m.subject,
-    date: m.date,
-    messageId: m.messageId,
-    inReplyTo: m.inReplyTo,
-    references: m.references,
-    emailId: null,
-    text: m.text,
-    html: m.html,
-    authentication: m.authentication,
     attachments: attachmentLinks(m),
-    url: paths.url,
-    rawUrl: paths.rawUrl,
+    ...inboundPaths(m.id),
   };
   return { type: 'email.received', data };
 }
@@ -146,35 +136,22 @@ export async function receiveInbound(message: ForwardableEmailMessage, env: Bind
   const email = await PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer' });
   const id = newId('inm');
   const { rawKey, stored } = await keepBytes(env, accountId, id, raw, email);
-  const authentication = authenticationOf(email);
-  const from = mailboxes(email.from)[0] ?? null;
+  const parsed = parsedOf(email);
+  const { from, authentication, inReplyTo, references } = parsed;
   const fromDomain = from?.address.slice(from.address.lastIndexOf('@') + 1) ?? '';
   const spoofed = authentication.dmarc === 'fail' && (await ownDomainsOf(env, accountId)).includes(fromDomain);
-  const references = messageIdsOf(email.references);
-  const inReplyTo = messageIdsOf(email.inReplyTo)[0] ?? null;
   const autoReply = isAutoReply(email);
   const deliveryReport = isDeliveryReport(email, fromNullSender(message.from, email), autoReply);
   const record: Omit<InboundMessage, 'emailId'> = {
+    ...parsed,
     id,
     accountId,
     routeId: route.id,
     action: route.action,
     envelopeFrom: message.from.toLowerCase(),
     envelopeTo: to,
-    from,
-    toList: mailboxes(email.to),
-    cc: mailboxes(email.cc),
-    replyTo: mailboxes(email.replyTo),
-    subject: email.subject ?? null,
-    date: email.date ?? null,
-    messageId: email.messageId ?? null,
-    inReplyTo,
-    references,
-    text: email.text ?? null,
-    html: email.html ?? null,
     headers: email.headers.map((h) => ({ key: h.key, value: h.value })),
     attachments: stored,
-    authentication,
     autoReply,
     deliveryReport,
     spoofed,
@@ -185,7 +162,7 @@ export async function receiveInbound(message: ForwardableEmailMessage, env: Bind
   const candidates = [...new Set([inReplyTo, ...references.toReversed()])]
     .map(emailIdOfMessageId)
     .filter((emailId) => emailId !== null);
-  const event = route.action === 'webhook' && !autoReply && !deliveryReport ? eventOf(record) : null;
+  const event = route.action === 'webhook' && !autoReply && !deliveryReport ? eventOf(record, parsed) : null;
   const { deliveryIds } = await store.recordInbound(record, candidates, event);
   await queueDeliveries(env, accountId, deliveryIds);
   return 'stored';

@@ -64,10 +64,8 @@ export type SuppressionEventData = {
 export type MailboxData = { address: string; name: string };
 export type Authentication = 'pass' | 'fail' | 'none' | 'unknown';
 
-/** email.received: the parsed message and where to read the rest (paths under the service's base URL). */
-export type InboundEventData = {
-  inboundId: string;
-  to: string;
+/** What a received message says of itself, parsed: kept with the message and sent in `email.received`. */
+export type ParsedInbound = {
   from: MailboxData | null;
   toList: MailboxData[];
   cc: MailboxData[];
@@ -77,10 +75,17 @@ export type InboundEventData = {
   messageId: string | null;
   inReplyTo: string | null;
   references: string[];
+  /** The account's sent email it replies to. */
   emailId: string | null;
   text: string | null;
   html: string | null;
   authentication: { spf: Authentication; dkim: Authentication; dmarc: Authentication };
+};
+
+/** email.received: the parsed message and where to read the rest (paths under the service's base URL). */
+export type InboundEventData = ParsedInbound & {
+  inboundId: string;
+  to: string;
   attachments: { index: number; filename: string | null; contentType: string; size: number; url: string }[];
   url: string;
   rawUrl: string;

@@ -5,7 +5,7 @@ import { Id, When } from '../../dashboard/views/layout';
 import { Pager, Table } from '../../dashboard/views/table';
 import { attachmentOf, findMessage } from '../../inbound/messages';
 import { pageRequest } from '../../schemas/common';
-import { inboundListQuery } from '../../schemas/inbound';
+import { attachmentParams, inboundListQuery } from '../../schemas/inbound';
 import { accountStore } from '../../store/account/client';
 import type { InboundMessage } from '../../store/account/inbound-messages';
 import { invalidInput } from '../../validation';
@@ -156,7 +156,8 @@ async function htmlBody(c: Context<PageEnv>) {
 async function attachment(c: Context<PageEnv>) {
   const { accountId } = c.var.signedIn;
   const m = await findMessage(c.env, accountId, c.req.param('inboundId') ?? '');
-  const index = /^(0|[1-9][0-9]{0,2})$/.test(c.req.param('index') ?? '') ? Number(c.req.param('index')) : -1;
+  // The API's own rule for an index; any other text is no attachment of the message.
+  const index = attachmentParams.shape.index.safeParse(c.req.param('index')).data ?? -1;
   const { body, headers } = await attachmentOf(c.env, accountId, m, index);
   return c.body(body, 200, { ...headers, 'Content-Security-Policy': "sandbox; default-src 'none'" });
 }

@@ -1,7 +1,7 @@
 // Mail an account received: one row per message (its parsed fields, flags and where R2 keeps its bytes), written
 // with its `email.received` deliveries in one transaction, and read newest first.
 
-import type { Authentication, MailboxData, WebhookEvent } from '../../webhooks/events';
+import type { MailboxData, ParsedInbound, WebhookEvent } from '../../webhooks/events';
 import { type PageRequest, readPage } from '../paging';
 import type { AccountSql } from './object-sql';
 import { deliveriesInsert, insertedIds } from './webhooks';
@@ -15,29 +15,15 @@ export type StoredAttachment = {
   key: string;
 };
 
-export type InboundMessage = {
+export type InboundMessage = ParsedInbound & {
   id: string;
   accountId: string;
   routeId: string;
   action: 'webhook' | 'store';
   envelopeFrom: string;
   envelopeTo: string;
-  from: MailboxData | null;
-  toList: MailboxData[];
-  cc: MailboxData[];
-  replyTo: MailboxData[];
-  subject: string | null;
-  date: string | null;
-  messageId: string | null;
-  inReplyTo: string | null;
-  references: string[];
-  /** The account's sent email it replies to. */
-  emailId: string | null;
-  text: string | null;
-  html: string | null;
   headers: { key: string; value: string }[];
   attachments: StoredAttachment[];
-  authentication: { spf: Authentication; dkim: Authentication; dmarc: Authentication };
   autoReply: boolean;
   deliveryReport: boolean;
   /** It claims one of the account's own domains and fails DMARC. */
